@@ -14,6 +14,11 @@ servers, no database. Each figure is the best of `runs` (3 by default).
   backtrack, each refused. Target: < 1 s for the 28 parses (linear time).
 - ``long-mail``: `parse_inbound` on a plain mail of 100,000 lines (50,000 of them quoted).
   Target: <= 0.5 s (performance.md: a 100,000-line mail must not stall the poll).
+- ``hostile-text``: the reply-text reader on text built to make its patterns backtrack
+  (`hostile_texts`: seven line-filter texts of 100,000 lines or 5,000 long ones, 3,000 nested
+  border-top divs, a quote of 100,000 lines with the answer below it, a 5 MB attachment and a
+  5 MB HTML body), each case timed alone: the slowest. Target: < 1 s a case (linear work takes
+  well under that; a pattern that backtracks took minutes).
 - ``fixtures``: `parse_inbound` over every mail of tests/data/mail ten times: mails a second.
   Target: > 1,000 (the whole bot must ingest well over 1,000 mails a second).
 - ``poll long-mail``: `Service.poll` (SQLite, a Racecraft game of five, parsing in the service's
@@ -25,6 +30,7 @@ servers, no database. Each figure is the best of `runs` (3 by default).
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 import time
@@ -42,6 +48,7 @@ PICTURE_SIZES = {"racecraft": (8, 4), "speed_circuit": (9, 6), "speedphreakz": (
 PICTURE_MS = 30.0
 DEADLINE_TEXT_SECONDS = 1.0
 LONG_MAIL_SECONDS = 0.5
+HOSTILE_TEXT_SECONDS = 1.0
 POLL_LONG_MAIL_SECONDS = 20.0
 POLL_AUTO_REPLIES_SECONDS = 30.0
 FIXTURE_MAILS_PER_SECOND = 1000.0
@@ -175,6 +182,71 @@ def long_mail_seconds(runs: int) -> float:
     return best_cpu(lambda: parse_inbound(raw, own_addresses=OWN), runs)
 
 
+_PLAIN_HEADERS = (
+    "From: Roger <roger@example.net>\nTo: flagman@example.org\nSubject: orders\nMessage-ID: <m1@example.net>"
+)
+
+
+def line_filter_texts(scale: int = 5000) -> dict[str, str]:
+    """Lines built to make the attribution, header and signature patterns of the reply-text
+    line filter (`strip_quotes`) backtrack; `scale` (5,000: the budget's) sets their number."""
+    return {
+        "verbs": ("On " + "wrote x" * 140 + ":\n") * scale,
+        "far-verb": ("Am " + "x" * 500 + " schrieb " + "y" * 480 + ":\n") * scale,
+        "colons": "abc:\n" * (20 * scale),
+        "start-words": "On x\n" * (20 * scale),
+        "near-signatures": "Sent fro\n" * (20 * scale),
+        "from-lines": "From: x\nnope\n" * (10 * scale),
+        "lone-headers": ("To: x\n" + "nope\n" * 4) * (4 * scale),
+    }
+
+
+def nested_border_divs(depth: int = 3000) -> str:
+    """`depth` nested border-top divs (Outlook's quoted-header container) around an order."""
+    return "<div style='border-top:1px'>x" * depth + "USE 2" + "</div>" * depth
+
+
+def quote_then_answer(lines: int = 100_000) -> bytes:
+    """A plain mail: an attribution, a quote of `lines` lines, and the answer below it."""
+    body = "On Mon, GM wrote:\n" + "> USE 3\n" * lines + "\nUSE 2\n"
+    return (_PLAIN_HEADERS + "\n\n" + body).replace("\n", "\r\n").encode("utf-8")
+
+
+def big_attachment(megabytes: int = 5) -> bytes:
+    """An order with a base64 attachment of about `megabytes` MB."""
+    return (
+        b"From: roger@example.net\nContent-Type: multipart/mixed; boundary=B\n\n--B\nContent-Type: text/plain\n\nUSE 2\n"
+        b"--B\nContent-Type: application/octet-stream\nContent-Transfer-Encoding: base64\n\n"
+        + b"QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFB\n" * (15_000 * megabytes)
+        + b"--B--\n"
+    )
+
+
+def big_html(megabytes: int = 5) -> bytes:
+    """An order in an HTML body of about `megabytes` MB."""
+    return b"From: roger@example.net\nContent-Type: text/html\n\n" + b"<div>USE 2 <b>x</b></div>" * (40_000 * megabytes)
+
+
+def hostile_texts() -> dict[str, Callable[[], object]]:
+    """Each hostile case of the reply-text reader, as the work to time."""
+    from bot.mail_in.parse import html_to_text, parse_inbound, strip_quotes
+
+    cases: dict[str, Callable[[], object]] = {
+        f"line filter {name}": functools.partial(strip_quotes, text) for name, text in line_filter_texts().items()
+    }
+    divs, quote, attachment, markup = nested_border_divs(), quote_then_answer(), big_attachment(), big_html()
+    cases["nested divs"] = lambda: html_to_text(divs)
+    cases["quote then answer"] = lambda: parse_inbound(quote, own_addresses=OWN)
+    cases["5 MB attachment"] = lambda: parse_inbound(attachment, own_addresses=OWN)
+    cases["5 MB html"] = lambda: parse_inbound(markup, own_addresses=OWN)
+    return cases
+
+
+def hostile_text_seconds(runs: int) -> tuple[str, float]:
+    """The slowest hostile case (`hostile_texts`) and its CPU seconds."""
+    return max(((name, best_cpu(work, runs)) for name, work in hostile_texts().items()), key=lambda case: case[1])
+
+
 def fixture_mails_per_second(runs: int) -> tuple[int, float]:
     """How many mails (the fixtures, ten times over) and how many a second the parser reads."""
     from bot.mail_in.parse import parse_inbound
@@ -284,6 +356,9 @@ def run(runs: int = RUNS) -> dict[str, Any]:
     figure("deadline-text", seconds, "s CPU, 28 hostile parses", target, seconds < DEADLINE_TEXT_SECONDS)
     seconds = long_mail_seconds(runs)
     figure("long-mail", seconds, "s CPU, 100,000 lines", f"<= {LONG_MAIL_SECONDS:g} s", seconds <= LONG_MAIL_SECONDS)
+    case, seconds = hostile_text_seconds(runs)
+    target = f"< {HOSTILE_TEXT_SECONDS:g} s"
+    figure("hostile-text", seconds, f"s CPU, the slowest case ({case})", target, seconds < HOSTILE_TEXT_SECONDS)
     mails, rate = fixture_mails_per_second(runs)
     target = f"> {FIXTURE_MAILS_PER_SECOND:,.0f}"
     figure("fixtures", rate, f"mails/s CPU ({mails} mails)", target, rate > FIXTURE_MAILS_PER_SECOND)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from types import TracebackType
-from typing import TYPE_CHECKING, Literal, cast
+from typing import TYPE_CHECKING, Literal, Self, cast
 
 from bot.clock import Clock, FixedClock, SystemClock
 from bot.db import Database
@@ -134,10 +134,10 @@ class App:
             closing.callback(self.db.dispose)
             closing.callback(self.parser.close)
             closing.callback(self.turn_worker.close)
-            closing.callback(self.mailer.close)
-            closing.callback(self.inbox.close)
+            closing.callback(self.service.mailer.close)
+            closing.callback(self.service.inbox.close)
 
-    def __enter__(self) -> App:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(

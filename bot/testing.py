@@ -1,8 +1,10 @@
 """Test doubles shipped with the code: real implementations of the protocols, in memory.
 
 `FakeInbox` and `FakeMailer` behave like the real adapters (keys, batches, mark_done,
-per-mail results); `FakeClock` is moved by hand. Used by the unit tests and by anyone who
-wants to drive the bot from Python without servers.
+per-mail results); `FakeClock` is moved by hand. `TestApp` is an `App` built on them and
+typed as them, so a test moves its clock, delivers to its inbox and reads its mailer without
+a cast. Used by the unit tests and by anyone who wants to drive the bot from Python without
+servers.
 """
 
 from __future__ import annotations
@@ -13,9 +15,20 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from email import message_from_bytes, policy
 from email.message import EmailMessage
+from typing import TypeVar
 
+from bot.app import App
+from bot.db import Database
+from bot.dice import Entropy
+from bot.faults import NO_FAULTS, Faults
+from bot.games.deadline import INLINE, TurnWorker
 from bot.mail_in.inbox import Folder, RawMail, header_section
+from bot.mail_in.parse_worker import MailParser
 from bot.mail_out.mailer import OutgoingMail, SendResult, SendStatus
+from bot.mail_out.render import Renderer
+from bot.settings import Settings
+
+_Fake = TypeVar("_Fake")
 
 
 class FakeClock:
@@ -119,9 +132,68 @@ class FakeMailer:
         self.sent.clear()
 
 
-def body_of(msg: EmailMessage) -> str:
-    part = msg.get_body(("plain",))
-    assert part is not None
+class TestApp(App):
+    """An `App` on a `FakeClock`, a `FakeInbox` and a `FakeMailer`, whose `clock`, `inbox` and
+    `mailer` are typed as those fakes: ``app.clock.advance(hours=25)``,
+    ``app.inbox.deliver(mail)``, ``app.mailer.messages(address)``.
+
+    Everything else is the `App`'s. An inbox or mailer swapped in later (`use_inbox`,
+    `use_mailer`: one that fails) is read through the `App`'s own attributes; asked for as the
+    fake while another is in use, `inbox` or `mailer` raises `TypeError` rather than pretend.
+    """
+
+    __test__ = False  # a class of the code, not one pytest should collect for its name
+
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        db: Database,
+        clock: FakeClock | None = None,
+        renderer: Renderer | None = None,
+        inbox: FakeInbox | None = None,
+        mailer: FakeMailer | None = None,
+        faults: Faults = NO_FAULTS,
+        parser: MailParser | None = None,
+        turn_worker: TurnWorker = INLINE,
+        entropy: Entropy | None = None,
+    ) -> None:
+        super().__init__(
+            settings=settings,
+            db=db,
+            clock=clock if clock is not None else FakeClock(),
+            renderer=renderer if renderer is not None else Renderer(),
+            inbox=inbox if inbox is not None else FakeInbox(max_size=settings.limits.max_mail_bytes),
+            mailer=mailer if mailer is not None else FakeMailer(),
+            faults=faults,
+            parser=parser,
+            turn_worker=turn_worker,
+            entropy=entropy,
+        )
+
+    @property
+    def clock(self) -> FakeClock:
+        return _the_fake(FakeClock, self.shell.clock, "clock")
+
+    @property
+    def inbox(self) -> FakeInbox:
+        return _the_fake(FakeInbox, self.service.inbox, "inbox")
+
+    @property
+    def mailer(self) -> FakeMailer:
+        return _the_fake(FakeMailer, self.service.mailer, "mailer")
+
+
+def _the_fake(kind: type[_Fake], value: object, name: str) -> _Fake:
+    if not isinstance(value, kind):
+        raise TypeError(f"this TestApp's {name} is a {type(value).__name__} now, not a {kind.__name__}")
+    return value
+
+
+def body_of(msg: EmailMessage, kind: str = "plain") -> str:
+    """The text of `msg`'s body part of that kind ("plain" or "html"); the test fails if it has none."""
+    part = msg.get_body((kind,))
+    assert part is not None, f"no text/{kind} part"
     content: str = part.get_content()
     return content
 

@@ -17,16 +17,9 @@ from typing import TypeVar
 import pytest
 from hypothesis import HealthCheck, settings
 
-try:
-    from tests.extra_data import EXTRA_DATA
-    from tests.helpers import unavailable as _unavailable
-    from tests.servers import Dovecot, Postgres, ServerError, SmtpSink
-except ImportError:  # pytest put tests/ itself on sys.path (rootdir-less layout)
-    # mypy reads tests/ as the package `tests` only: these top-level names are not found there
-    from extra_data import EXTRA_DATA  # type: ignore[no-redef,import-not-found]
-    from helpers import unavailable as _unavailable  # type: ignore[no-redef,import-not-found]
-    from servers import Dovecot, Postgres, ServerError, SmtpSink  # type: ignore[no-redef,import-not-found]
-
+from tests.extra_data import EXTRA_DATA
+from tests.helpers import unavailable as _unavailable
+from tests.servers import Dovecot, Postgres, ServerError, SmtpSink
 
 Server = TypeVar("Server", Dovecot, SmtpSink, Postgres)
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 import os
 import sys
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -288,3 +290,13 @@ def fake_inbox(app: App) -> FakeInbox:
     inbox = app.inbox
     assert isinstance(inbox, FakeInbox), inbox
     return inbox
+
+
+def wait_until(done: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+    """Until `done()`, looked at every 50 ms, for another process or a server to act: the
+    harness's own wait. The test fails with `what` if `timeout` seconds pass first (a hang,
+    never a figure the test judges)."""
+    deadline = time.monotonic() + timeout
+    while not done():
+        assert time.monotonic() < deadline, f"{what} within {timeout} s"
+        time.sleep(0.05)

@@ -9,7 +9,11 @@ answer carries (`GameError`, `DeadlineError`, `SeasonRequestError`), a GM comman
 `News(...)` (what the players are told), and what a command's handler returns (the handlers of
 `bot.commands.registry`: a GM command's confirmation, a player command's `Reply`). It is *built
 with literal text* when one of its arguments that is words (every positional one, and `title=` /
-`text=`), or the value a handler returns, is words written in the code:
+`text=`), or the value a handler returns, is words written in the code. Words handed on through
+a call into another function, to become an answer there, are caught where they are most often
+passed: a keyword argument named `text`, `title`, `reason`, `body`, `summary`, `description` or
+`note` given words, in a call of any function but `say` (whose facts are checked as below) and
+argparse's (the command line's help). Words are:
 
 * a string literal with a letter in it, an f-string with such a part, a sum, choice or `or` of
   them, a method of one ("...".format), or a join of them (", ".join(f"{s} in {g}" ...));
@@ -23,9 +27,25 @@ The words come from `bot.letters.words.say(kind, **facts)` (a template per kind 
 a rendered template instead: any other call's result is never literal text, whatever its
 arguments.
 
-`ALLOWED` lists modules still allowed such answers, by module, with how many: only the
-domain's refusals of a bad time or schedule, and a restore's, are left. A module may not gain
-one, and one listed that loses some must be listed with fewer, so the list only shrinks.
+No module is allowed such an answer: there is no list of exceptions, and a module that builds
+one fails the test (`test_a_module_that_builds_an_answer_with_words_fails_the_check` plants
+one). A domain refusal that needs words carries facts instead: a bad time or schedule is a
+`bot.schedules.DeadlineError` with its `Problem`, rendered by `bot.letters.refusals`.
+
+The rulebook's refusals (`rules/`: an order that cannot stand, a figure or an option out of
+range, a season's settings, a track, a map, a script) are the rule's own sentence: `rules/` is
+pure and renders no template. Such a sentence reaches a person only as a fact a template frames
+as the rule's reason (docs/DESIGN.md, "Words live in letters"): where `bot/` catches a rules
+error by name (or by a tuple of names that holds one), the error is handed only to
+`bot.letters.refusals.refusal` or as a fact to `say(kind, reason=...)`, logged, chained
+(``raise ... from error``) or tested with `isinstance`; never given words of the code's own
+(`GameError(f"bad option: {error}")`). `rule_text_outside_templates` finds the rest.
+
+Out of scope: the command line's own output to the operator at the terminal (bot/cli/: `print`,
+argparse's help and errors, the `flagman play` front end) is no letter, and its words stay in
+bot/cli/ and bot/ops/. What the command line prints of a letter's refusal (a GM command's
+answer, a bad time or schedule) is the letters' words, the same as by mail. Answers built in
+bot/cli/ (a `Notice`, a `refuse`) are read like any module's.
 """
 
 from __future__ import annotations
@@ -51,19 +71,20 @@ ANSWERS: dict[str, tuple[int, ...] | None] = {
     "News": (0, 1),
 }
 WORD_KEYWORDS = frozenset({"title", "text"})
+# Keyword arguments that hand words on to become an answer in the function called (a Notice's
+# text, a calendar event's summary, a refusal's reason ...), in a call of any function but `say`.
+PASSED_KEYWORDS = frozenset({"text", "title", "reason", "body", "summary", "description", "note"})
+# The command line's help (argparse's `description=`, `title=`): the operator's terminal, out of
+# scope (see above).
+ARGPARSE = frozenset(
+    {"ArgumentParser", "_Parser", "add_parser", "add_subparsers", "add_argument", "add_argument_group"}
+)
 # A refusal (`bot.fate.Refused(detail)`) without an answer of its own: its detail is mailed back
 # as it is (a GM command's refusal), so it is words; with an answer, the detail is the record's.
 # So are the domain's own refusals a GM command's answer carries (`bot.commands.registry`'s
 # `_GM_REFUSALS`: a game that cannot be made or started, a bad time or schedule, a season).
 REFUSALS = frozenset({"Refused", "GameError", "DeadlineError", "SeasonRequestError"})
 SAY = "say"
-
-# Answers with literal text still allowed, by module, with how many: the domain's refusals of a
-# bad time or schedule (also the command line's and the configuration's words) and a restore's.
-ALLOWED: dict[str, int] = {
-    "bot/ops/backup.py": 2,
-    "bot/schedules.py": 18,
-}
 
 
 def _is_words(text: str, *, sentence: bool) -> bool:
@@ -207,6 +228,10 @@ def answers_with_literal_words(source: str, handlers: Collection[str] = ()) -> l
                 words = [*given, *(k.value for k in node.keywords if k.arg in WORD_KEYWORDS)]
                 if any(literal_words(arg, known) for arg in words):
                     found.add(node.lineno)
+            if isinstance(node, ast.Call) and name != SAY and name not in ARGPARSE:
+                passed = [k.value for k in node.keywords if k.arg in PASSED_KEYWORDS]
+                if any(literal_words(arg, known) for arg in passed):
+                    found.add(node.lineno)
         if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef) and scope.name in handlers:
             found.update(
                 node.lineno
@@ -239,11 +264,13 @@ def handlers() -> dict[str, frozenset[str]]:
     return {path: frozenset(names) for path, names in found.items()}
 
 
-def offenders() -> Counter[str]:
+def offenders(root: Path = REPO) -> Counter[str]:
+    """The modules of `root`/bot outside bot/letters/ that build answers with literal words,
+    with how many."""
     counts: Counter[str] = Counter()
     by_module = handlers()
-    for path in sorted(BOT.rglob("*.py")):
-        relative = path.relative_to(REPO).as_posix()
+    for path in sorted((root / "bot").rglob("*.py")):
+        relative = path.relative_to(root).as_posix()
         if relative.startswith("bot/letters/"):
             continue
         lines = answers_with_literal_words(path.read_text(encoding="utf-8"), by_module.get(relative, ()))
@@ -331,17 +358,207 @@ def test_the_handlers_are_read_from_the_registry() -> None:
 
 
 def test_no_answer_outside_letters_is_built_with_literal_words() -> None:
-    """A module not on the list builds no answer with literal words; one on it, no more than
-    listed (and exactly as many: a module that moved words is listed with fewer)."""
+    """No module of bot/ outside bot/letters/ builds an answer with literal words: the intake's
+    answers, the GM commands', the domain's refusals (a bad time or schedule, a game that cannot
+    be made, exported or replayed) all take their words from templates."""
     found = offenders()
-    new = {path: count for path, count in found.items() if count > ALLOWED.get(path, 0)}
-    assert not new, f"answers built with literal words (move them to templates/_common/words/): {new}"
-    shrunk = {path: (ALLOWED[path], found.get(path, 0)) for path in ALLOWED if found.get(path, 0) < ALLOWED[path]}
-    assert not shrunk, f"fewer answers with literal words than ALLOWED lists (listed, found): {shrunk}; update it"
+    assert not found, f"answers built with literal words (move them to templates/_common/words/): {dict(found)}"
 
 
-def test_the_intake_builds_every_answer_from_templates() -> None:
-    """The intake's answers (orders confirmed or refused, notes, strangers, oversize mail) are
-    all words from templates: no module of bot/intake/ is on the list."""
-    assert not [path for path in offenders() if path.startswith("bot/intake/")]
-    assert not [path for path in ALLOWED if path.startswith("bot/intake/")]
+# A module as bot.schedules had its refusals, and as it has them now: words, then facts.
+SCHEDULE_WITH_WORDS = """
+def parse_duration(text):
+    if not text.strip():
+        raise DeadlineError(f"no duration given; {DURATION_HELP}")
+    raise DeadlineError(f"{shown(text)} is not a duration; write e.g. 24h")
+"""
+SCHEDULE_WITH_FACTS = """
+def parse_duration(text):
+    if not text.strip():
+        raise DeadlineError(Problem(Why.EMPTY, Reading.DURATION))
+    raise _refused(Why.NOT_READ, Reading.DURATION, text)
+"""
+
+
+def test_a_module_that_builds_an_answer_with_words_fails_the_check(tmp_path: Path) -> None:
+    """A module added back with a refusal in words is found (there is no list that lets it
+    through), under any package of bot/ but bot/letters/; with facts it passes."""
+    assert answers_with_literal_words(SCHEDULE_WITH_WORDS) == [4, 5]
+    assert answers_with_literal_words(SCHEDULE_WITH_FACTS) == []
+    for where in ("bot/schedules.py", "bot/ops/backup.py", "bot/intake/new.py", "bot/letters/refusals.py"):
+        planted = tmp_path / where
+        planted.parent.mkdir(parents=True, exist_ok=True)
+        planted.write_text(SCHEDULE_WITH_WORDS, encoding="utf-8")
+    assert offenders(tmp_path) == Counter({"bot/schedules.py": 2, "bot/ops/backup.py": 2, "bot/intake/new.py": 2})
+
+
+# Words handed on through a keyword (the calendar's event as bot.mail_out.calendar wrote it), and
+# the same from templates; argparse's help is the operator's.
+PASSED_ON = """
+def turn_event(game, turn, method):
+    if method == CANCEL:
+        summary = f"{game.name}: {turn.label} (resolved early)"
+    else:
+        summary = say("calendar_summary", game=game.name, label=turn.label)
+    return DeadlineEvent(uid=uid, summary=summary, description=description)
+
+def warn(ctx):
+    ctx.tell(seat, text="Your orders are late", note=say("late_note"))
+    _answer(ctx, reason=say("refused", why="late"), body=text_of(ctx))
+    sub.add_parser("archive", description="Write a game's archive.", help="an archive")
+"""
+
+
+def test_the_detector_finds_words_handed_on_through_a_keyword() -> None:
+    """A call given words as `text=`, `summary=`, `note=` ... (through a name assigned them, too)
+    is found, whatever the function called; the same from `say`, and argparse's help, pass."""
+    assert answers_with_literal_words(PASSED_ON) == [7, 10]
+    for keyword in sorted(PASSED_KEYWORDS):
+        assert answers_with_literal_words(f'post(shell, {keyword}="Hello there")') == [1], keyword
+        assert answers_with_literal_words(f'post(shell, {keyword}=say("hello", name=n))') == [], keyword
+    assert answers_with_literal_words('InboundMessage(detail="refused; the player was told")') == []
+
+
+# -- the rulebook's refusals --------------------------------------------------------------------
+
+RULES = REPO / "rules"
+# Where a rules error is read for its text without words of the code's own.
+HANDED_TO = frozenset({"refusal", "isinstance"})
+LOGGED = frozenset({"debug", "info", "warning", "error", "exception", "critical"})
+
+
+@cache
+def rules_errors() -> frozenset[str]:
+    """The exceptions `rules/` defines (read from its code): classes deriving, directly or
+    through another, from an exception of the standard library's or of rules/."""
+    bases: dict[str, list[str]] = {}
+    for path in sorted(RULES.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                bases[node.name] = [name for base in node.bases if (name := _name(base)) is not None]
+    found: set[str] = set()
+    while True:
+        more = {
+            name
+            for name, of in bases.items()
+            if any(b in found or b.endswith(("Error", "Exception")) and b not in bases for b in of)
+        }
+        if more <= found:
+            return frozenset(found)
+        found |= more
+
+
+def _caught(handler: ast.ExceptHandler, constants: dict[str, ast.expr]) -> set[str]:
+    """The names of the exceptions an ``except`` clause catches (a module's tuple constant read)."""
+    kind = handler.type
+    if isinstance(kind, ast.Name) and kind.id in constants:
+        kind = constants[kind.id]
+    items = kind.elts if isinstance(kind, ast.Tuple) else [kind] if kind is not None else []
+    return {name for item in items if (name := _name(item)) is not None}
+
+
+def _spoken(node: ast.AST, error: str, *, allowed: bool = False) -> Iterator[int]:
+    """The lines under `node` where the caught `error` is used other than as a fact handed to
+    `say` (a keyword), to `refusal`, to a log call or `isinstance`, or as a cause (``from``)."""
+    if isinstance(node, ast.Name) and node.id == error and not allowed:
+        yield node.lineno
+        return
+    if isinstance(node, ast.Call):
+        name = _name(node.func)
+        yield from _spoken(node.func, error, allowed=allowed)
+        handed = allowed or name in HANDED_TO or name in LOGGED
+        for arg in node.args:
+            yield from _spoken(arg, error, allowed=handed)
+        for keyword in node.keywords:
+            yield from _spoken(keyword.value, error, allowed=handed or name == SAY)
+        return
+    if isinstance(node, ast.Raise):
+        if node.exc is not None:
+            yield from _spoken(node.exc, error, allowed=allowed)
+        return  # the cause (`from error`) is no words
+    for child in ast.iter_child_nodes(node):
+        yield from _spoken(child, error, allowed=allowed)
+
+
+def rule_text_outside_templates(source: str, errors: Collection[str]) -> list[int]:
+    """The lines of `source` where an error of `errors` (the rulebook's), caught by name, is used
+    other than as a fact a template frames (`_spoken`)."""
+    tree = ast.parse(source)
+    constants = {
+        target.id: node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ExceptHandler) and node.name and _caught(node, constants) & set(errors):
+            for statement in node.body:
+                found.update(_spoken(statement, node.name))
+    return sorted(found)
+
+
+RULE_TEXT = """
+_REFUSALS = (Refused, GameError, FigureError)
+
+def set_figure(ctx, args):
+    try:
+        rules.adjust(state, seat, figure, value)
+    except FigureError as error:
+        raise GameError(f"SET refused: {error}") from error
+    try:
+        rules.new_game(seats, options, rng)
+    except OptionError as error:
+        raise Refused(str(error))
+
+def carry_out(action):
+    try:
+        return handler(action)
+    except _REFUSALS as exc:
+        return False, "refused: " + str(exc)
+
+def season(settings):
+    try:
+        table = parse_table(settings.scoring)
+    except SeasonError as error:
+        log.warning("season %s: %s", name, error)
+        raise SeasonRequestError(say("season_bad_setting", reason=str(error)[:200])) from error
+    except OptionError as error:
+        return refusal(error) if isinstance(error, OptionError) else ""
+    except ValueError as error:
+        return f"not a number: {error}"
+"""
+
+
+def test_the_detector_finds_a_rules_refusal_given_words_of_the_codes_own() -> None:
+    """A rules error caught by name (or through a tuple constant) and re-raised or returned with
+    words around it, or as another refusal's words, is found; handed to `say` as a fact, to
+    `refusal`, to a log call or `isinstance`, or chained, it passes; an error that is not the
+    rulebook's (ValueError) is not this check's."""
+    errors = {"FigureError", "OptionError", "SeasonError"}
+    assert rule_text_outside_templates(RULE_TEXT, errors) == [8, 12, 18]
+
+
+def test_the_rulebooks_errors_are_read_from_rules() -> None:
+    found = rules_errors()
+    assert {"FigureError", "OptionError", "OrderError", "IllegalOrderError", "UnknownGameError", "SeasonError"} <= found
+    assert "AnyGame" not in found and "RobotLevel" not in found
+
+
+def test_a_rules_refusal_reaches_a_person_only_as_a_fact_a_template_frames() -> None:
+    """No module of bot/ but the letters (which frame it: `bot.letters.refusals`) and the
+    command line (the operator's terminal, out of scope) puts words of its own around the
+    rulebook's refusal: a GM command's refusal goes through `refusal`, a season's bad setting is
+    `say(..., reason=...)`."""
+    found = {}
+    for path in sorted(BOT.rglob("*.py")):
+        relative = path.relative_to(REPO).as_posix()
+        if relative.startswith(("bot/letters/", "bot/cli/")):
+            continue
+        lines = rule_text_outside_templates(path.read_text(encoding="utf-8"), rules_errors())
+        if lines:
+            found[relative] = lines
+    assert not found, f"a rules refusal given words outside the letters (hand it to refusal or say): {found}"
+    registry = (BOT / "commands" / "registry.py").read_text(encoding="utf-8")
+    assert rule_text_outside_templates(registry.replace("refusal(exc)", "str(exc)"), rules_errors())

@@ -634,6 +634,18 @@ def _stdout_gone() -> None:
         pass
 
 
+def _refusal(error: ValueError) -> str:
+    """The words of a refusal the command line prints: a bad time's (bot.schedules, which
+    imports nothing of the shell) rendered from its facts by the letters, any other's its own."""
+    from bot.schedules import DeadlineError
+
+    if isinstance(error, DeadlineError):
+        from bot.letters.refusals import deadline_refused
+
+        return deadline_refused(error.problem)
+    return str(error)
+
+
 def _run(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     if args.command not in ("play", "demo"):
@@ -644,8 +656,9 @@ def _run(argv: Sequence[str] | None) -> int:
     except ValueError as exc:
         # A refusal, never a traceback: SettingsError, GameError, DeadlineError,
         # UnknownGameError and OptionError are all ValueErrors. Caught by the base class so
-        # that `flagman play` need not import the shell's modules just to name them.
-        print(f"{prog}: {exc}", file=sys.stderr)
+        # that `flagman play` need not import the shell's modules just to name them; a
+        # DeadlineError carries facts, whose words the letters render.
+        print(f"{prog}: {_refusal(exc)}", file=sys.stderr)
         return 2
     except Exception as exc:
         # The IMAP server, the SMTP relay or the database cannot be reached (3), or the disk or

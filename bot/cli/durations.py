@@ -36,22 +36,24 @@ class TurnTooShort(ValueError):  # noqa: N818 - named for what happened, as Refu
 
 def grace(text: str) -> int:
     """``--grace``: whole minutes, from a plain number of minutes or a duration."""
+    from bot.letters.refusals import deadline_refused
     from bot.schedules import DeadlineError, parse_grace
 
     try:
         return parse_grace(text)
     except DeadlineError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+        raise argparse.ArgumentTypeError(deadline_refused(exc.problem)) from None
 
 
 def schedule(text: str) -> str:
     """``--deadline``: the schedule as written, once it is known to be one."""
+    from bot.letters.refusals import deadline_refused
     from bot.schedules import DeadlineError, parse_schedule
 
     try:
         parse_schedule(text)
     except DeadlineError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+        raise argparse.ArgumentTypeError(deadline_refused(exc.problem)) from None
     return text
 
 

@@ -168,7 +168,9 @@ def _cmd_verb(args: argparse.Namespace) -> int:
         except (ValueError, OverflowError) as exc:
             # Refused, DeadlineError, FigureError, OptionError, GameError, SettingsError are
             # ValueErrors: a refusal, never a traceback.
-            return _fail(prog, str(exc) or type(exc).__name__)
+            from bot.letters.refusals import refusal
+
+            return _fail(prog, refusal(exc) or type(exc).__name__)
 
 
 _TOLD = re.compile(r"(?:;\s*the players were told|\s*They were told)\.\s*$")
@@ -196,7 +198,9 @@ def _cmd_configure(args: argparse.Namespace) -> int:
             return _configure(app, args)
         except (ValueError, OverflowError) as exc:
             # DeadlineError, OptionError, GameError and bad numbers: one line, no traceback.
-            return _fail("flagman gm configure", str(exc) or type(exc).__name__)
+            from bot.letters.refusals import refusal
+
+            return _fail("flagman gm configure", refusal(exc) or type(exc).__name__)
 
 
 MAX_NMR_LIMIT = 999

@@ -39,7 +39,7 @@ from bot.games.seats import (
     send_welcome,
     under_way,
 )
-from bot.letters import ToAddress, ToSeat, claims, reveal
+from bot.letters import ToAddress, ToSeat, claims, invitations, reveal
 from bot.letters import carried as carried_words
 from bot.letters.cache import LetterCache
 from bot.letters.context import deadline_text, game_context, orders_block, seat_labels
@@ -227,9 +227,9 @@ def tell_players(shell: Shell, session: Session, game: Game, news: Sequence[News
         calendars: tuple[CalendarPart, ...] = ()
         if state is not None and turn is not None and any(n.calendar for n in told):
             calendars = (
-                ical.paused_parts(sender, now, game, rules, state, turn, seat)
+                invitations.paused_parts(sender, now, game, rules, state, turn, seat)
                 if game.status == GameStatus.PAUSED
-                else ical.seat_parts(sender, now, game, rules, state, turn, seat, "turn_sheet")
+                else invitations.seat_parts(sender, now, game, rules, state, turn, seat, "turn_sheet")
             )
         letters.post(shell, session, ToSeat(seat), rendered, kind=kind, calendars=calendars)
         sent += 1

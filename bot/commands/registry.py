@@ -80,6 +80,7 @@ from bot.games import seasons, turns
 from bot.games.archive import NewTurn
 from bot.letters import ToGm
 from bot.letters.context import bot_context
+from bot.letters.refusals import refusal
 from bot.letters.words import say
 from bot.mail_in.parse import Inbound
 from bot.models import Game, GmAudit
@@ -140,8 +141,9 @@ GM_HANDLERS: Mapping[type[GmCommand], GmHandler] = {
     Start: gm.start,
     SeasonCommand: season.season,
 }
-# What a GM command may be refused with: ours, and the domain's own errors (each a ValueError
-# whose message is fit to mail back).
+# What a GM command may be refused with: ours, and the domain's own errors (each a ValueError;
+# its words are `bot.letters.refusals.refusal`'s: a bad time's from its facts, the others' as
+# they say them, made from templates or, from `rules/`, the rule's own sentence).
 _GM_REFUSALS = (Refused, turns.GameError, seasons.SeasonRequestError, DeadlineError, FigureError, OptionError)
 
 
@@ -231,7 +233,7 @@ def _carry_out(session: Session, action: gm.GmAction, verb: str, args: tuple[str
     except _GM_REFUSALS as exc:
         savepoint.rollback()
         action.undo, action.mail, action.extra = None, None, ""
-        return False, str(exc)
+        return False, refusal(exc)
 
 
 def _audit(

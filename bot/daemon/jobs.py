@@ -93,6 +93,9 @@ class Runner:
     ) -> None:
         self.app = app
         self.config_path = config_path
+        # The runner's clock for how long ago a job finished (the watchdog's health) and for the
+        # back-off: `time.monotonic`, or the test's
+        self.monotonic = monotonic
         self.notifier = notifier or Notifier(env={})
         self.stop_event = threading.Event()
         self.scheduler = BackgroundScheduler(job_defaults=JOB_DEFAULTS, timezone=UTC)
@@ -107,8 +110,8 @@ class Runner:
         self.poll_wanted = threading.Event()
         # Called with the job's name after each job (e.g. the systemd watchdog).
         self.hooks: list[Callable[[str], None]] = []
-        self.finished: dict[str, float] = {}  # job -> time.monotonic() it last finished
-        self.running: dict[str, float] = {}  # job -> time.monotonic() it started, while it runs
+        self.finished: dict[str, float] = {}  # job -> self.monotonic() it last finished
+        self.running: dict[str, float] = {}  # job -> self.monotonic() it started, while it runs
         self.started_at = 0.0
         self.hooks.append(self._record_finished)
         self.tally = Tally()  # what the metrics file counts
@@ -130,7 +133,7 @@ class Runner:
                 for hook in self.hooks:
                     hook(name)
                 return
-            self.running[name] = time.monotonic()
+            self.running[name] = self.monotonic()
             try:
                 func()
             except Exception as exc:  # noqa: BLE001 - a failed job is logged and retried with back-off; the service runs on
@@ -151,7 +154,7 @@ class Runner:
             self.metrics.write(self.app.db, self.app.settings, self.tally, failing, healthy, up=up)
 
     def _record_finished(self, name: str) -> None:
-        self.finished[name] = time.monotonic()
+        self.finished[name] = self.monotonic()
 
     def poll(self) -> None:
         """Read the inbox until it is empty; again while new mail was seen during the pass (a
@@ -265,7 +268,7 @@ class Runner:
         this turns False and the watchdog pings stop. Before its first run a job counts from
         the service start.
         """
-        now = time.monotonic()
+        now = self.monotonic()
         intervals = self._intervals()
         for name in WATCHED:
             last = self.finished.get(name, self.started_at)
@@ -277,7 +280,7 @@ class Runner:
     def start(self) -> None:
         s = self.app.settings.schedule
         now = datetime.now(UTC)
-        self.started_at = time.monotonic()
+        self.started_at = self.monotonic()
         share_the_interpreter()
         self.scheduler.add_job(
             self._guard("tick", self.tick), "interval", seconds=s.tick_seconds, id="tick", next_run_time=now

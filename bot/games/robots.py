@@ -27,6 +27,7 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from bot.letters.words import say
 from bot.mail_in.auth import new_secret
 from bot.models import Game, OrderSubmission, Player, Seat, Turn
 from bot.store import ROBOT_SOURCE
@@ -57,8 +58,9 @@ def parse_robot(text: str) -> tuple[str, RobotLevel]:
     try:
         return name, RobotLevel(level.strip().lower())
     except ValueError:
-        levels = ", ".join(lv.value for lv in RobotLevel)
-        raise ValueError(f"robot {name}: the level is one of {levels}") from None
+        raise ValueError(
+            say("game_refused", why="robot_level", robot=name, levels=[lv.value for lv in RobotLevel])
+        ) from None
 
 
 def add_robot(session: Session, game: Game, name: str, now: datetime, level: RobotLevel = RobotLevel.NORMAL) -> Seat:

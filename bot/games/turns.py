@@ -50,12 +50,13 @@ from bot.models import (
 )
 from bot.outlook import Outcome
 from bot.schedules import (
+    closest_zones,
     find_zone,
     format_local,
     next_deadline,
     parse_duration,
     parse_schedule,
-    zone_problem,
+    shown,
 )
 from bot.settings import PracticeSettings
 from bot.shell import Shell
@@ -145,9 +146,8 @@ def _zones_found(timezone: str | None, players: Sequence[PlayerSpec]) -> tuple[s
     """The game's zone and the players' as the zone database names them (refused in one line
     for a zone it does not know, not a traceback at the first deadline shown)."""
     for zone in [timezone, *(p.timezone for p in players)]:
-        problem = zone_problem(zone) if zone else None
-        if problem is not None:
-            raise GameError(problem)
+        if zone and find_zone(zone) is None:
+            raise GameError(say("game_refused", why="unknown_zone", quoted=shown(zone), close=closest_zones(zone)[:1]))
     return (
         find_zone(timezone) if timezone else None,
         [dataclasses.replace(p, timezone=find_zone(p.timezone)) if p.timezone else p for p in players],

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 from bot import outlook, store
 from bot.facts import Claims, Recheck, Refiled, SeasonTable, Withdrawn
 from bot.letters import carried as carried_words
-from bot.letters import claims, reveal
+from bot.letters import claims, invitations, reveal
 from bot.letters.addressing import ToGm, ToSeat, post
 from bot.letters.cache import LetterCache
 from bot.letters.context import deadline_text, game_context, practice_terms
@@ -321,7 +321,7 @@ def post_seat_letter(
         if html is not None and own is not None:
             html = dataclasses.replace(html, images=(*html.images, own[1]))
         # The deadline in the player's calendar: the open turn's, and the cancel of a turn resolved early.
-        calendars = ical.seat_parts(
+        calendars = invitations.seat_parts(
             ical.Sender(shell.settings.bot.address, shell.settings.bot.name),
             shell.now(),
             game,

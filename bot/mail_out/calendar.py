@@ -26,12 +26,14 @@ beside the REQUEST of the next) in a multipart/mixed around it (RFC 6047 2.4: ob
 different METHODs each in their own text/calendar entity).
 
 A player turns it off for all their games with ``CALENDAR OFF`` (`Player.calendar`).
+
+This module writes the object from a `DeadlineEvent`; which seat gets which event, and its
+words (the summary and the description), are the letters' (`bot.letters.invitations`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -39,11 +41,10 @@ from typing import TYPE_CHECKING
 
 from bot.clock import as_utc
 from bot.mail_out.compose import CalendarPart
-from bot.schedules import DeadlineError, format_local, parse_duration
+from bot.schedules import DeadlineError, parse_duration
 
 if TYPE_CHECKING:  # models only for their attributes: no import of the ORM needed to write events
-    from bot.models import Game, Seat, Turn
-    from rules.api import AnyGame, GameState
+    from bot.models import Game, Turn
 
 REQUEST = "REQUEST"
 CANCEL = "CANCEL"
@@ -192,107 +193,11 @@ class Sender:
         return self.address.rpartition("@")[2]
 
 
-def turn_event(
-    sender: Sender,
-    now: datetime,
-    game: Game,
-    turn: Turn,
-    seat: Seat,
-    *,
-    method: str = REQUEST,
-    sequence: int | None = None,
-) -> DeadlineEvent | None:
-    """The deadline of `turn` as `seat`'s holder gets it; None when the turn has no deadline."""
-    if turn.deadline is None:
-        return None
-    deadline = as_utc(turn.deadline)
-    zone = seat.player.timezone
-    shown = format_local(deadline, zone)
-    base = turn.calendar_sequence or 0  # a turn not yet inserted (the next one) has None
-    if method == CANCEL:
-        summary = f"{game.name}: {turn.label} (resolved early)"
-        description = (
-            f"{game.name}, {turn.label}: every order was in, so the turn was resolved before its "
-            f"deadline ({shown}, {zone}). The results and the next turn sheet are in your mail."
-        )
-    else:
-        summary = f"{game.name}: orders due, {turn.label}"
-        description = (
-            f"Your orders for {game.name}, {turn.label}, are due {shown} ({zone}). Reply to the turn "
-            "sheet with them; the bot confirms what it understood at once. (CALENDAR OFF in a reply "
-            "stops these invitations.)"
-        )
-    alarms = tuple(mark for mark in reminder_marks(game.reminder_spec) if deadline - mark > as_utc(now))
-    return DeadlineEvent(
-        uid=event_uid(game, turn.number, sender.domain),
-        sequence=sequence if sequence is not None else base + (1 if method == CANCEL else 0),
-        stamp=now,
-        deadline=deadline,
-        summary=summary,
-        description=description,
-        organizer=sender.address,
-        organizer_name=sender.name,
-        attendee=seat.player.address,
-        attendee_name=seat.player.name,
-        alarms=alarms,
-        method=method,
-    )
-
-
 def resolved_early(turn: Turn) -> bool:
     """Whether `turn` was resolved before its deadline (its event must be cancelled)."""
     return (
         turn.deadline is not None and turn.resolved_at is not None and as_utc(turn.resolved_at) < as_utc(turn.deadline)
     )
-
-
-def seat_parts(
-    sender: Sender,
-    now: datetime,
-    game: Game,
-    rules: AnyGame,
-    state: GameState,
-    turn: Turn | None,
-    seat: Seat,
-    template: str,
-    *,
-    resolved: Turn | None = None,
-    resolved_seats: Sequence[str] = (),
-) -> tuple[CalendarPart, ...]:
-    """The calendar objects of one seat's mail: the REQUEST of the open turn's deadline on a
-    turn sheet or a results mail that opens a turn the seat orders in; the CANCEL of the turn
-    just resolved, on its results (or final) mail, when it was resolved before its deadline and
-    the seat was among those it waited for (`resolved_seats`). None for a player who turned
-    the calendar off."""
-    if not seat.player.calendar:
-        return ()
-    parts: list[CalendarPart] = []
-    if template in ("turn_sheet", "results") and turn is not None and seat.name in rules.expected_players(state):
-        event = turn_event(sender, now, game, turn, seat)
-        if event is not None:
-            parts.append(part(event, f"{game.name}-turn-{turn.number}.ics"))
-    if (
-        template in ("results", "final")
-        and resolved is not None
-        and seat.name in resolved_seats
-        and resolved_early(resolved)
-    ):
-        event = turn_event(sender, now, game, resolved, seat, method=CANCEL)
-        if event is not None:
-            parts.append(part(event, f"{game.name}-turn-{resolved.number}-cancelled.ics"))
-    return tuple(parts)
-
-
-def paused_parts(
-    sender: Sender, now: datetime, game: Game, rules: AnyGame, state: GameState, turn: Turn, seat: Seat
-) -> tuple[CalendarPart, ...]:
-    """The CANCEL of the open turn's deadline, for the seats it waits for, when the game is paused
-    (PAUSE, ROLLBACK): no deadline runs; RESUME sends the event again, its SEQUENCE
-    raised (the caller raises it for both)."""
-    if not seat.player.calendar or seat.name not in rules.expected_players(state):
-        return ()
-    event = turn_event(sender, now, game, turn, seat, method=CANCEL)
-    return (part(event, f"{game.name}-turn-{turn.number}-paused.ics"),) if event is not None else ()
 
 
 __all__ = [
@@ -304,10 +209,7 @@ __all__ = [
     "event_uid",
     "fold",
     "part",
-    "paused_parts",
     "reminder_marks",
     "resolved_early",
-    "seat_parts",
     "to_ics",
-    "turn_event",
 ]

@@ -487,11 +487,12 @@ def _exported_commitments(session: Session, game_id: int) -> list[dict[str, obje
 def export_game(session: Session, name: str) -> dict[str, object]:
     from bot import store
     from bot.games import turns
+    from bot.letters.words import say
     from bot.models import GmAudit, InboundMessage, Seat, Turn
 
     game = store.find_game_row(session, name)
     if game is None:
-        raise turns.GameError(f"no game called {name}")
+        raise turns.GameError(say("game_refused", why="no_game", game=name))
     seats = {s.id: s for s in session.scalars(select(Seat).where(Seat.game_id == game.id).order_by(Seat.id))}
     inbound = {
         m.id: m
@@ -620,11 +621,12 @@ def first_differences(stored: object, replayed: object, where: str = "", limit: 
 def replay_game(session: Session, name: str) -> list[TurnReplay]:
     from bot import dice, store
     from bot.games import record, turns
+    from bot.letters.words import say
     from bot.models import GmAudit, Turn
 
     game = store.find_game_row(session, name)
     if game is None:
-        raise turns.GameError(f"no game called {name}")
+        raise turns.GameError(say("game_refused", why="no_game", game=name))
     rules = turns.rules_of(game)
     # GM commands that change an open turn's state in place (SET, DROP) record the state
     # they replaced in the audit log's `undo`: such a turn legitimately opens from a state

@@ -8,13 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import App
 from bot.db import Database
 from bot.dice import SeededEntropy
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_out.render import Renderer
-from bot.settings import AuthSettings, BotSettings, DatabaseSettings, Secrets, Settings
-from bot.testing import FakeClock, FakeInbox, FakeMailer
+from bot.settings import BotSettings, DatabaseSettings, Secrets, Settings
+from bot.testing import FakeClock, FakeInbox, FakeMailer, TestApp
 from tests.helpers import fresh_database
 
 RACERS = (
@@ -28,11 +27,10 @@ GM = "gm@example.org"
 BOT = "flagman@example.org"
 
 
-def make_settings(tmp_path: Path, **auth: object) -> Settings:
+def make_settings(tmp_path: Path) -> Settings:
     return Settings(
         bot=BotSettings(address=BOT, timezone="Europe/London"),
         database=DatabaseSettings(url=f"sqlite:///{tmp_path / 'flagman.sqlite'}"),
-        auth=AuthSettings(**auth),  # type: ignore[arg-type]
         secrets=Secrets(site_secret="test-site-secret"),
         base_dir=tmp_path,
     )
@@ -55,9 +53,9 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
 
 @pytest.fixture
-def app(tmp_path: Path, db_url: str) -> Iterator[App]:
+def app(tmp_path: Path, db_url: str) -> Iterator[TestApp]:
     settings = replace(make_settings(tmp_path), database=DatabaseSettings(url=db_url))
-    application = App(
+    application = TestApp(
         settings=settings,
         db=Database(settings.database_url),
         clock=FakeClock(),
@@ -71,7 +69,7 @@ def app(tmp_path: Path, db_url: str) -> Iterator[App]:
 
 
 @pytest.fixture
-def racecraft(app: App) -> App:
+def racecraft(app: TestApp) -> TestApp:
     """A Racecraft game `rc1` with five players, started, turn sheets sent."""
     with app.db.transaction() as session:
         create_game(

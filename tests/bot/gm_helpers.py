@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from email.message import EmailMessage
 from pathlib import Path
@@ -11,15 +12,15 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from bot.app import App
 from bot.db import Database
 from bot.dice import SeededEntropy
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_in.auth import signed_address
 from bot.mail_out.render import Renderer
 from bot.models import Game, GmAudit, Turn
+from bot.settings import AuthSettings, BotSettings, RatingSettings
 from bot.store import find_game_row
-from bot.testing import FakeClock, FakeInbox, FakeMailer, body_of, plain_mail
+from bot.testing import FakeClock, FakeInbox, FakeMailer, TestApp, body_of, plain_mail
 from tests.bot.conftest import BOT, GM, RACERS, make_settings
 from tests.helpers import fake_inbox, migrated, moving_clock
 
@@ -54,14 +55,24 @@ START = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)  # a Monday
 _ids = itertools.count(1)
 
 
-def new_app(tmp_path: Path, *, start: datetime = START, **settings_changes: object) -> App:
-    from dataclasses import replace
-
+def new_app(
+    tmp_path: Path,
+    *,
+    start: datetime = START,
+    bot: BotSettings | None = None,
+    ratings: RatingSettings | None = None,
+    auth: AuthSettings | None = None,
+) -> TestApp:
+    """A TestApp on a fresh SQLite file at `start`, with the given settings in place of the tests' own."""
     settings = make_settings(tmp_path)
-    if settings_changes:
-        settings = replace(settings, **settings_changes)  # type: ignore[arg-type]
+    settings = replace(
+        settings,
+        bot=settings.bot if bot is None else bot,
+        ratings=settings.ratings if ratings is None else ratings,
+        auth=settings.auth if auth is None else auth,
+    )
     migrated(settings.database_url)
-    return App(
+    return TestApp(
         settings=settings,
         db=Database(settings.database_url),
         clock=FakeClock(start),
@@ -73,14 +84,14 @@ def new_app(tmp_path: Path, *, start: datetime = START, **settings_changes: obje
 
 
 @pytest.fixture
-def gapp(tmp_path: Path) -> Iterator[App]:
+def gapp(tmp_path: Path) -> Iterator[TestApp]:
     app = new_app(tmp_path)
     yield app
     app.close()
 
 
 @pytest.fixture
-def rc(gapp: App) -> App:
+def rc(gapp: TestApp) -> TestApp:
     """Racecraft `rc1`, five players, 48h turns in Europe/London, started; mail sent."""
     with gapp.db.transaction() as session:
         create_game(
@@ -102,7 +113,7 @@ def _mid() -> str:
     return f"<t{next(_ids)}@client.example>"
 
 
-def cycle(app: App) -> None:
+def cycle(app: TestApp) -> None:
     """One round of the service's jobs: poll, tick, send."""
     app.service.poll()
     app.service.tick()
@@ -110,7 +121,7 @@ def cycle(app: App) -> None:
 
 
 def gm_says(
-    app: App, text: str, *, game: str = "rc1", sender: str = GM, signed: bool = True, message_id: str | None = None
+    app: TestApp, text: str, *, game: str = "rc1", sender: str = GM, signed: bool = True, message_id: str | None = None
 ) -> str:
     """The GM mails `text` (through the game's signed GM address); the bot answers. Returns the Message-ID."""
     mid = message_id or _mid()
@@ -120,7 +131,7 @@ def gm_says(
     return mid
 
 
-def player_says(app: App, seat: str, text: str, *, game: str = "rc1", address: str | None = None) -> None:
+def player_says(app: TestApp, seat: str, text: str, *, game: str = "rc1", address: str | None = None) -> None:
     to = signed_address(BOT, "test-site-secret", game, seat)
     fake_inbox(app).deliver(
         plain_mail(
@@ -134,7 +145,7 @@ def player_says(app: App, seat: str, text: str, *, game: str = "rc1", address: s
     cycle(app)
 
 
-def past_setup(app: App) -> None:
+def past_setup(app: TestApp) -> None:
     """Speed Circuit: the design and qualifying turns left to the defaults, to race turn 1."""
     from datetime import timedelta
 
@@ -144,7 +155,7 @@ def past_setup(app: App) -> None:
 
 
 def one_lap_race(
-    app: App,
+    app: TestApp,
     people: tuple[str, ...] = ("kelly",),
     robots: tuple[str, ...] = (),
     *,
@@ -171,7 +182,7 @@ def one_lap_race(
     past_setup(app)
 
 
-def to_the_finish(app: App, game: str, turns: int = 60) -> None:
+def to_the_finish(app: TestApp, game: str, turns: int = 60) -> None:
     """Deadline after deadline (25 hours apart) until `game` is over, at most `turns` of them."""
     from datetime import timedelta
 
@@ -182,12 +193,12 @@ def to_the_finish(app: App, game: str, turns: int = 60) -> None:
         cycle(app)
 
 
-def stranger_says(app: App, sender: str, text: str) -> None:
+def stranger_says(app: TestApp, sender: str, text: str) -> None:
     fake_inbox(app).deliver(plain_mail(sender, BOT, "hello", text, message_id=_mid()))
     cycle(app)
 
 
-def stranger_joins(app: App, sender: str, text: str, *, answer: str = "Yes please") -> None:
+def stranger_joins(app: TestApp, sender: str, text: str, *, answer: str = "Yes please") -> None:
     """A stranger's JOIN, and the reply to the code mail it brings (JOIN is double opt-in)."""
     from bot.testing import reply_to
 
@@ -198,37 +209,37 @@ def stranger_joins(app: App, sender: str, text: str, *, answer: str = "Yes pleas
     cycle(app)
 
 
-def mails(app: App, to: str | None = None) -> list[EmailMessage]:
+def mails(app: TestApp, to: str | None = None) -> list[EmailMessage]:
     mailer = app.mailer
     assert isinstance(mailer, FakeMailer)
     return mailer.messages(to)
 
 
-def last(app: App, to: str) -> EmailMessage:
+def last(app: TestApp, to: str) -> EmailMessage:
     found = mails(app, to)
     assert found, f"no mail to {to}"
     return found[-1]
 
 
-def bodies(app: App, to: str) -> str:
+def bodies(app: TestApp, to: str) -> str:
     return "\n=====\n".join(f"Subject: {m['Subject']}\n{body_of(m)}" for m in mails(app, to))
 
 
-def audit(app: App, game: str = "rc1") -> list[GmAudit]:
+def audit(app: TestApp, game: str = "rc1") -> list[GmAudit]:
     with app.db.read() as session:
         row = find_game_row(session, game)
         assert row is not None
         return list(session.scalars(select(GmAudit).where(GmAudit.game_id == row.id).order_by(GmAudit.id)))
 
 
-def turns(app: App, game: str = "rc1") -> list[Turn]:
+def turns(app: TestApp, game: str = "rc1") -> list[Turn]:
     with app.db.read() as session:
         row = find_game_row(session, game)
         assert row is not None
         return list(session.scalars(select(Turn).where(Turn.game_id == row.id).order_by(Turn.number)))
 
 
-def game_row(app: App, game: str = "rc1") -> Game:
+def game_row(app: TestApp, game: str = "rc1") -> Game:
     with app.db.read() as session:
         row = find_game_row(session, game)
         assert row is not None

@@ -9,12 +9,12 @@ import pytest
 from sqlalchemy import text
 
 from bot import app as composition
-from bot.app import App, build_app, build_imap_inbox, build_inbox, build_smtp_mailer, open_database
+from bot.app import build_app, build_imap_inbox, build_inbox, build_smtp_mailer, open_database
 from bot.db import Database
 from bot.mail_in.imap import ImapInbox
 from bot.mail_out.render import Renderer
 from bot.settings import BotSettings, InboxSettings, OutboxSettings, Secrets, Settings
-from bot.testing import FakeClock, FakeInbox, FakeMailer
+from bot.testing import FakeClock, FakeInbox, FakeMailer, TestApp
 from tests.bot.conftest import make_settings
 
 
@@ -47,13 +47,13 @@ class DisposedDatabase(Database):
 
 def make_app(
     tmp_path: Path, inbox: ClosingInbox | None = None
-) -> tuple[App, ClosingInbox, ClosingMailer, DisposedDatabase]:
+) -> tuple[TestApp, ClosingInbox, ClosingMailer, DisposedDatabase]:
     settings = make_settings(tmp_path)
     inbox = inbox or ClosingInbox()
     mailer = ClosingMailer()
     db = DisposedDatabase(settings.database_url)
     return (
-        App(settings=settings, db=db, clock=FakeClock(), renderer=Renderer(), inbox=inbox, mailer=mailer),
+        TestApp(settings=settings, db=db, clock=FakeClock(), renderer=Renderer(), inbox=inbox, mailer=mailer),
         inbox,
         mailer,
         db,

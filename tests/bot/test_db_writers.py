@@ -56,7 +56,9 @@ class _Watched:
         self.release()
 
 
-def test_a_second_writer_of_the_process_waits_for_the_first_to_commit(tmp_path: Path) -> None:
+def test_a_second_writer_of_the_process_waits_for_the_first_to_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """SQLite's own waiting is off here (busy timeout 0): a second writer that reached SQLite's
     write lock while the first holds it would fail at once with "database is locked". It waits
     on the process's lock instead, and writes once the first has committed."""
@@ -76,7 +78,7 @@ def test_a_second_writer_of_the_process_waits_for_the_first_to_commit(tmp_path: 
 
     try:
         assert db._writers is not None
-        db._writers = _Watched(db._writers, asking, threading.get_ident())  # type: ignore[assignment]
+        monkeypatch.setattr(db, "_writers", _Watched(db._writers, asking, threading.get_ident()))
         thread = threading.Thread(target=second)
         thread.start()
         with db.transaction() as session:

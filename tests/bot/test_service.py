@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from email.message import EmailMessage
 
 import pytest
 from sqlalchemy import event, func, select
+from sqlalchemy.orm import Session
 
-from bot.app import App
+from bot.fate import Done
+from bot.intake.batch import Batch, Mail
 from bot.mail_in.auth import signed_address
-from bot.mail_in.inbox import Folder
+from bot.mail_in.inbox import Folder, RawMail
 from bot.models import (
     InboundMessage,
     InboundStatus,
@@ -19,14 +22,14 @@ from bot.models import (
     Seat,
     Turn,
 )
-from bot.testing import FakeInbox, FakeMailer, body_of, plain_mail, reply_to
+from bot.testing import FakeInbox, FakeMailer, TestApp, body_of, plain_mail, reply_to
 from rules import find_game
 from tests.bot.conftest import BOT, GM, RACERS
 
 ADDRESS = {p.seat: p.address for p in RACERS}
 
 
-def last_to(app: App, address: str) -> EmailMessage:
+def last_to(app: TestApp, address: str) -> EmailMessage:
     mailer = app.mailer
     assert isinstance(mailer, FakeMailer)
     msgs = mailer.messages(address)
@@ -34,7 +37,7 @@ def last_to(app: App, address: str) -> EmailMessage:
     return msgs[-1]
 
 
-def order(app: App, seat: str, text: str, *, message_id: str | None = None) -> EmailMessage:
+def order(app: TestApp, seat: str, text: str, *, message_id: str | None = None) -> EmailMessage:
     """`seat` replies to its latest mail with `text`; the bot polls and sends; the answer."""
     inbox = app.inbox
     assert isinstance(inbox, FakeInbox)
@@ -57,7 +60,7 @@ def orders_fail_for(monkeypatch: pytest.MonkeyPatch, seat_name: str) -> list[str
     real = orders.take_orders
     calls: list[str] = []
 
-    def explode(batch, session, mail, seat, text):  # type: ignore[no-untyped-def]
+    def explode(batch: Batch, session: Session, mail: Mail, seat: Seat, text: str) -> Done:
         calls.append(seat.name)
         if seat.name == seat_name:
             raise RuntimeError("boom")
@@ -67,12 +70,12 @@ def orders_fail_for(monkeypatch: pytest.MonkeyPatch, seat_name: str) -> list[str
     return calls
 
 
-def turn_rows(app: App) -> list[Turn]:
+def turn_rows(app: TestApp) -> list[Turn]:
     with app.db.read() as session:
         return list(session.scalars(select(Turn).order_by(Turn.number)))
 
 
-def test_every_player_and_the_gm_get_a_turn_sheet_with_a_signed_reply_address(racecraft: App) -> None:
+def test_every_player_and_the_gm_get_a_turn_sheet_with_a_signed_reply_address(racecraft: TestApp) -> None:
     """product.md: players get a turn sheet with the deadline in their zone and a reply address that authenticates them."""
     for spec in RACERS:
         sheet = last_to(racecraft, spec.address)
@@ -85,7 +88,7 @@ def test_every_player_and_the_gm_get_a_turn_sheet_with_a_signed_reply_address(ra
     assert "GM copy" in str(last_to(racecraft, GM)["Subject"])
 
 
-def test_a_valid_order_is_confirmed_with_its_canonical_form(racecraft: App) -> None:
+def test_a_valid_order_is_confirmed_with_its_canonical_form(racecraft: TestApp) -> None:
     """mail-interface.md: the confirmation echoes the orders as understood, in canonical form."""
     answer = order(racecraft, "seb", "bid 2")
     assert "[ERROR]" not in str(answer["Subject"])
@@ -95,7 +98,7 @@ def test_a_valid_order_is_confirmed_with_its_canonical_form(racecraft: App) -> N
     assert answer["Auto-Submitted"] == "auto-replied"
 
 
-def test_a_bad_order_is_refused_quoting_the_line_and_the_earlier_order_stays(racecraft: App) -> None:
+def test_a_bad_order_is_refused_quoting_the_line_and_the_earlier_order_stays(racecraft: TestApp) -> None:
     """mail-interface.md: an invalid mail leaves the earlier set in force; the error quotes the bad line."""
     order(racecraft, "seb", "USE 2")
     answer = order(racecraft, "seb", "USE 11")
@@ -105,7 +108,7 @@ def test_a_bad_order_is_refused_quoting_the_line_and_the_earlier_order_stays(rac
     assert "earlier orders stay in force" in body and "> USE 2" in body
 
 
-def test_a_later_order_replaces_the_earlier(racecraft: App) -> None:
+def test_a_later_order_replaces_the_earlier(racecraft: TestApp) -> None:
     """mail-interface.md: a later valid set replaces the earlier."""
     order(racecraft, "seb", "USE 2")
     answer = order(racecraft, "seb", "USE 4")
@@ -114,7 +117,7 @@ def test_a_later_order_replaces_the_earlier(racecraft: App) -> None:
     assert "> USE 4" in body_of(status) and "USE 2" not in body_of(status)
 
 
-def test_when_every_order_is_in_the_turn_resolves_and_everyone_gets_results(racecraft: App) -> None:
+def test_when_every_order_is_in_the_turn_resolves_and_everyone_gets_results(racecraft: TestApp) -> None:
     """architecture.md tick: early resolution once every order is in (Racecraft allows it)."""
     for seat, text in (("kelly", "USE 0"), ("seb", "USE 2"), ("steve", "USE 2"), ("roger", "USE 5"), ("anna", "1")):
         order(racecraft, seat, text)
@@ -129,13 +132,13 @@ def test_when_every_order_is_in_the_turn_resolves_and_everyone_gets_results(race
 
 
 @pytest.mark.both_databases  # deadline arithmetic in queries
-def test_a_missing_order_gets_the_nmr_default_at_the_deadline(racecraft: App) -> None:
+def test_a_missing_order_gets_the_nmr_default_at_the_deadline(racecraft: TestApp) -> None:
     """racecraft.md NMR: the player uses half their remaining EP, rounded down (turn 1: 5)."""
     for seat in ("kelly", "seb", "steve", "roger"):
         order(racecraft, seat, "USE 1")
     racecraft.service.tick()
     assert turn_rows(racecraft)[0].resolved_at is None, "anna's order is missing: wait for the deadline"
-    racecraft.clock.advance(hours=48)  # type: ignore[attr-defined]
+    racecraft.clock.advance(hours=48)
     racecraft.service.tick()
     racecraft.service.send()
     turn1 = turn_rows(racecraft)[0]
@@ -152,9 +155,9 @@ def test_a_missing_order_gets_the_nmr_default_at_the_deadline(racecraft: App) ->
 
 
 @pytest.mark.both_databases  # deadline arithmetic in queries
-def test_orders_after_the_deadline_are_refused_with_a_clear_reply(racecraft: App) -> None:
+def test_orders_after_the_deadline_are_refused_with_a_clear_reply(racecraft: TestApp) -> None:
     """Orders arriving after the deadline are refused with a clear reply."""
-    racecraft.clock.advance(hours=48, minutes=1)  # type: ignore[attr-defined]
+    racecraft.clock.advance(hours=48, minutes=1)
     answer = order(racecraft, "seb", "USE 3")
     assert str(answer["Subject"]).startswith("[ERROR]")
     assert "Too late" in str(answer["Subject"])
@@ -163,7 +166,7 @@ def test_orders_after_the_deadline_are_refused_with_a_clear_reply(racecraft: App
 
 
 @pytest.mark.both_databases  # unique constraints
-def test_the_same_mail_delivered_twice_is_applied_once(racecraft: App) -> None:
+def test_the_same_mail_delivered_twice_is_applied_once(racecraft: TestApp) -> None:
     """testing.md: the same Message-ID delivered twice is applied once."""
     inbox = racecraft.inbox
     assert isinstance(inbox, FakeInbox)
@@ -182,7 +185,7 @@ class CrashingInbox(FakeInbox):
 
     crashed = False
 
-    def mark_done(self, keys, folder=Folder.PROCESSED):  # type: ignore[no-untyped-def]
+    def mark_done(self, keys: Sequence[str], folder: Folder = Folder.PROCESSED) -> None:
         if not self.crashed:
             self.crashed = True
             raise ConnectionError("killed before the move")
@@ -190,7 +193,7 @@ class CrashingInbox(FakeInbox):
 
 
 @pytest.mark.both_databases  # what a commit keeps
-def test_a_crash_between_commit_and_move_skips_the_mail_as_a_duplicate(racecraft: App) -> None:
+def test_a_crash_between_commit_and_move_skips_the_mail_as_a_duplicate(racecraft: TestApp) -> None:
     """architecture.md step 2: the mail is marked done only after the commit; refetched, it is a duplicate."""
     crashing = CrashingInbox()
     racecraft.use_inbox(crashing)
@@ -208,7 +211,7 @@ def test_a_crash_between_commit_and_move_skips_the_mail_as_a_duplicate(racecraft
 
 @pytest.mark.both_databases  # rollback
 def test_a_mail_that_crashes_processing_is_quarantined_and_the_batch_goes_on(
-    racecraft: App, monkeypatch: pytest.MonkeyPatch
+    racecraft: TestApp, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """architecture.md: an unexpected exception rolls back that mail, stores it in quarantine; others are applied."""
     orders_fail_for(monkeypatch, "kelly")
@@ -228,7 +231,7 @@ def test_a_mail_that_crashes_processing_is_quarantined_and_the_batch_goes_on(
         )
 
 
-def test_mail_from_a_players_address_without_proof_is_refused_to_the_registered_address(racecraft: App) -> None:
+def test_mail_from_a_players_address_without_proof_is_refused_to_the_registered_address(racecraft: TestApp) -> None:
     """mail-interface.md: a From that matches a player but fails authentication is refused with a note to the registered address."""
     inbox = racecraft.inbox
     assert isinstance(inbox, FakeInbox)
@@ -243,7 +246,7 @@ def test_mail_from_a_players_address_without_proof_is_refused_to_the_registered_
         assert row.status == InboundStatus.REFUSED
 
 
-def test_the_seat_password_admits_mail_to_the_plain_address(racecraft: App) -> None:
+def test_the_seat_password_admits_mail_to_the_plain_address(racecraft: TestApp) -> None:
     """mail-interface.md: a mail to the plain address counts when From is registered and it carries PASSWORD."""
     from bot.models import Seat
 
@@ -259,7 +262,7 @@ def test_the_seat_password_admits_mail_to_the_plain_address(racecraft: App) -> N
     assert secret not in body_of(answer)
 
 
-def test_a_forged_reply_tag_does_not_authenticate(racecraft: App) -> None:
+def test_a_forged_reply_tag_does_not_authenticate(racecraft: TestApp) -> None:
     """auth: a plus-tag whose MAC does not verify is no proof."""
     inbox = racecraft.inbox
     assert isinstance(inbox, FakeInbox)
@@ -269,11 +272,11 @@ def test_a_forged_reply_tag_does_not_authenticate(racecraft: App) -> None:
         assert session.scalar(select(func.count()).select_from(OrderSubmission)) == 0
 
 
-def test_auto_replies_are_never_answered(racecraft: App) -> None:
+def test_auto_replies_are_never_answered(racecraft: TestApp) -> None:
     """mail-interface.md: auto-replies are logged and never answered."""
     inbox = racecraft.inbox
     assert isinstance(inbox, FakeInbox)
-    racecraft.mailer.clear()  # type: ignore[attr-defined]
+    racecraft.mailer.clear()
     sheet_reply_to = signed_address(BOT, "test-site-secret", "rc1", "seb")
     inbox.deliver(
         plain_mail(
@@ -282,25 +285,25 @@ def test_auto_replies_are_never_answered(racecraft: App) -> None:
     )
     racecraft.service.poll()
     racecraft.service.send()
-    assert racecraft.mailer.sent == []  # type: ignore[attr-defined]
+    assert racecraft.mailer.sent == []
     with racecraft.db.read() as session:
         assert session.scalars(select(InboundMessage.status)).one() == InboundStatus.IGNORED
 
 
 @pytest.mark.both_databases  # time windows in queries
-def test_a_stranger_gets_one_short_notice_a_day(racecraft: App) -> None:
+def test_a_stranger_gets_one_short_notice_a_day(racecraft: TestApp) -> None:
     """product.md: no reply to an unauthenticated stranger beyond one short rate-limited notice."""
     inbox = racecraft.inbox
     assert isinstance(inbox, FakeInbox)
-    racecraft.mailer.clear()  # type: ignore[attr-defined]
+    racecraft.mailer.clear()
     for n in range(3):
         inbox.deliver(plain_mail("someone@else.example", BOT, f"hello {n}", "what is this?"))
     racecraft.service.poll()
     racecraft.service.send()
-    assert len(racecraft.mailer.messages("someone@else.example")) == 1  # type: ignore[attr-defined]
+    assert len(racecraft.mailer.messages("someone@else.example")) == 1
 
 
-def test_help_status_and_orders_commands(racecraft: App) -> None:
+def test_help_status_and_orders_commands(racecraft: TestApp) -> None:
     """mail-interface.md: HELP (generated grammar), STATUS (who has ordered, not what), ORDERS (what is on file)."""
     order(racecraft, "seb", "USE 2")
     help_mail = order(racecraft, "kelly", "HELP")
@@ -314,7 +317,7 @@ def test_help_status_and_orders_commands(racecraft: App) -> None:
 
 
 @pytest.mark.both_databases  # a whole game stored and read back
-def test_a_whole_game_by_mail_ends_with_the_final_result(racecraft: App) -> None:
+def test_a_whole_game_by_mail_ends_with_the_final_result(racecraft: TestApp) -> None:
     """The whole turn cycle: five turns by mail, the final sprint resolving at once, a final result to all."""
     for _turn in range(4):
         for spec in RACERS:
@@ -333,7 +336,7 @@ def test_a_whole_game_by_mail_ends_with_the_final_result(racecraft: App) -> None
     assert "over" in str(answer["Subject"])
 
 
-def test_no_line_of_any_mail_the_bot_sends_parses_as_an_order(racecraft: App) -> None:
+def test_no_line_of_any_mail_the_bot_sends_parses_as_an_order(racecraft: TestApp) -> None:
     """testing.md: never put a line that parses as a valid order into the bot's own mail (Outlook quotes without '>')."""
     for _turn in range(4):
         for spec in RACERS:
@@ -347,7 +350,7 @@ def test_no_line_of_any_mail_the_bot_sends_parses_as_an_order(racecraft: App) ->
     game = find_game("racecraft")
     states = [game.load_state(t.state) for t in turn_rows(racecraft)]
     checked = 0
-    for msg in racecraft.mailer.messages():  # type: ignore[attr-defined]
+    for msg in racecraft.mailer.messages():
         for line in body_of(msg).splitlines():
             for state in states:
                 if "kelly" in game.expected_players(state):
@@ -357,13 +360,13 @@ def test_no_line_of_any_mail_the_bot_sends_parses_as_an_order(racecraft: App) ->
 
 
 @pytest.mark.both_databases  # stored times and zones
-def test_deadline_shown_in_each_players_zone_moves_with_dst(app: App) -> None:
+def test_deadline_shown_in_each_players_zone_moves_with_dst(app: TestApp) -> None:
     """The deadline in each recipient's zone; a daily 18:00 Europe/London deadline stays 18:00 local."""
     from datetime import UTC, datetime
 
     from bot.games.turns import create_game
 
-    app.clock.set(datetime(2026, 3, 28, 10, 0, tzinfo=UTC))  # type: ignore[attr-defined]
+    app.clock.set(datetime(2026, 3, 28, 10, 0, tzinfo=UTC))
     with app.db.transaction() as session:
         create_game(
             app.shell,
@@ -383,7 +386,7 @@ def test_deadline_shown_in_each_players_zone_moves_with_dst(app: App) -> None:
     assert "13:00 EDT" in steve
 
 
-def test_a_bounce_maps_back_to_the_mail_and_seat_it_answers(racecraft: App) -> None:
+def test_a_bounce_maps_back_to_the_mail_and_seat_it_answers(racecraft: TestApp) -> None:
     """A VERP envelope sender so that bounces map back to the seat; a bounce is never answered."""
     from bot.models import Outbox as OutboxRow
 
@@ -394,7 +397,7 @@ def test_a_bounce_maps_back_to_the_mail_and_seat_it_answers(racecraft: App) -> N
     assert envelope.startswith("flagman+bounce-") and envelope.endswith("@example.org")
     inbox = racecraft.inbox
     assert isinstance(inbox, FakeInbox)
-    racecraft.mailer.clear()  # type: ignore[attr-defined]
+    racecraft.mailer.clear()
     dsn = (
         f"From: MAILER-DAEMON@mx.example.org\nTo: {envelope}\nSubject: Undelivered Mail Returned to Sender\n"
         "Message-ID: <dsn-1@mx.example.org>\nContent-Type: multipart/report; report-type=delivery-status; boundary=b\n\n"
@@ -403,7 +406,7 @@ def test_a_bounce_maps_back_to_the_mail_and_seat_it_answers(racecraft: App) -> N
     inbox.deliver(dsn)
     racecraft.service.poll()
     racecraft.service.send()
-    assert racecraft.mailer.sent == []  # type: ignore[attr-defined]
+    assert racecraft.mailer.sent == []
     with racecraft.db.read() as session:
         row = session.scalars(select(InboundMessage)).one()
         assert row.status == InboundStatus.IGNORED
@@ -411,7 +414,7 @@ def test_a_bounce_maps_back_to_the_mail_and_seat_it_answers(racecraft: App) -> N
         assert row.game_id is not None
 
 
-def test_after_replace_the_old_players_reply_address_no_longer_works(racecraft: App) -> None:
+def test_after_replace_the_old_players_reply_address_no_longer_works(racecraft: TestApp) -> None:
     """REPLACE hands the seat to a new player; the reply address the old one kept stops working."""
     from bot.commands import registry as gm_commands
 
@@ -434,25 +437,25 @@ def test_after_replace_the_old_players_reply_address_no_longer_works(racecraft: 
     assert texts == ["USE 2"], "only the new holder's order counts"
 
 
-def test_answers_to_mail_through_the_gms_reply_address_go_to_the_registered_gm(racecraft: App) -> None:
+def test_answers_to_mail_through_the_gms_reply_address_go_to_the_registered_gm(racecraft: TestApp) -> None:
     """mail-interface.md: every answer goes to the registered address, never to whoever sent the mail;
     GM commands need the GM's signed address *and* the GM's registered From (or the GM password)."""
     inbox = racecraft.inbox
     assert isinstance(inbox, FakeInbox)
-    racecraft.mailer.clear()  # type: ignore[attr-defined]
+    racecraft.mailer.clear()
     gm_reply_to = signed_address(BOT, "test-site-secret", "rc1", "gm")
     inbox.deliver(plain_mail("someone@elsewhere.example", gm_reply_to, "Re: [rc1]", "what is this line"))
     inbox.deliver(plain_mail(GM, gm_reply_to, "Re: [rc1]", "what is this line"))
     racecraft.service.poll()
     racecraft.service.send()
-    assert racecraft.mailer.messages("someone@elsewhere.example") == []  # type: ignore[attr-defined]
-    refused, answered = racecraft.mailer.messages(GM)[-2:]  # type: ignore[attr-defined]
+    assert racecraft.mailer.messages("someone@elsewhere.example") == []
+    refused, answered = racecraft.mailer.messages(GM)[-2:]
     assert "not accepted" in str(refused["Subject"])
     assert "Reply-To" in refused and "rc1.gm." in str(refused["Reply-To"])  # to the GM: the GM's own address
     assert "not understood" in str(answered["Subject"])
 
 
-def test_a_mail_gets_one_answer_in_sections_done_first(racecraft: App) -> None:
+def test_a_mail_gets_one_answer_in_sections_done_first(racecraft: TestApp) -> None:
     """mail-interface.md: "One answer per mail, in sections as Mailman 3 answers commands: what was
     done, what was not understood (with the reason)". HELP, ORDERS, a command with bad arguments
     and a set of orders in one mail: one letter, to the seat's registered address through its
@@ -482,13 +485,13 @@ def test_a_mail_gets_one_answer_in_sections_done_first(racecraft: App) -> None:
         assert session.scalars(select(OrderSubmission.text).order_by(OrderSubmission.id.desc())).first() == "USE 4"
 
 
-def test_a_mail_with_one_thing_to_answer_gets_that_answer_as_it_is(racecraft: App) -> None:
+def test_a_mail_with_one_thing_to_answer_gets_that_answer_as_it_is(racecraft: TestApp) -> None:
     """One answer per mail: where the mail made one answer, it is that letter itself (no sections)."""
     assert str(order(racecraft, "seb", "STATUS")["Subject"]).startswith("[rc1] Status:")
     assert str(order(racecraft, "seb", "USE 2")["Subject"]) == "[rc1] Orders received for Turn 1 of 5: start"
 
 
-def test_what_a_batch_remembers_is_forgotten_when_a_mail_changes_the_game(racecraft: App) -> None:
+def test_what_a_batch_remembers_is_forgotten_when_a_mail_changes_the_game(racecraft: TestApp) -> None:
     """Work per batch (performance.md): the games, states and submissions a batch reads are read
     once -- but a GM command in the same batch (here PROCESS: turn 1 resolves) changes them, and
     an order mail after it in the batch goes to turn 2, as it would in a batch of its own. (The
@@ -514,7 +517,7 @@ def test_what_a_batch_remembers_is_forgotten_when_a_mail_changes_the_game(racecr
     assert [tuple(r) for r in mail_orders] == [(1, "USE 2"), (2, "OVERTAKE")]
 
 
-def test_a_batch_of_orders_loads_the_seats_that_wrote_and_no_other(racecraft: App) -> None:
+def test_a_batch_of_orders_loads_the_seats_that_wrote_and_no_other(racecraft: TestApp) -> None:
     """Work per batch: the batch reads its games, and of their seats those that wrote
     (with their players and their orders on file), in one query each -- not every seat and
     player of every game it touches -- and nothing more per mail."""
@@ -543,7 +546,7 @@ def test_a_batch_of_orders_loads_the_seats_that_wrote_and_no_other(racecraft: Ap
 
 @pytest.mark.both_databases  # rollback of a batch
 def test_a_batch_with_a_mail_that_fails_is_done_again_mail_by_mail(
-    racecraft: App, monkeypatch: pytest.MonkeyPatch
+    racecraft: TestApp, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A savepoint only when a mail fails: the batch runs in one transaction; when a mail
     raises, all of it is rolled back and done again with a savepoint per mail, so the others are
@@ -569,7 +572,7 @@ def test_a_batch_with_a_mail_that_fails_is_done_again_mail_by_mail(
         assert confirmations == 2 and (session.scalar(select(func.count()).select_from(Outbox)) or 0) - before == 2
 
 
-def test_commands_in_a_batch_see_the_orders_of_earlier_mails_of_the_same_batch(racecraft: App) -> None:
+def test_commands_in_a_batch_see_the_orders_of_earlier_mails_of_the_same_batch(racecraft: TestApp) -> None:
     """Work per batch: the rows of a batch are written at its end, not before every
     query -- but a command reads what the mails before it in the batch did, as it would in a
     batch of its own (mail-interface.md: ORDERS shows what is on file, STATUS who has ordered)."""
@@ -588,14 +591,14 @@ def test_commands_in_a_batch_see_the_orders_of_earlier_mails_of_the_same_batch(r
 
 
 @pytest.mark.both_databases  # time windows in queries
-def test_the_rate_limit_counts_the_earlier_mails_of_the_same_batch(racecraft: App) -> None:
+def test_the_rate_limit_counts_the_earlier_mails_of_the_same_batch(racecraft: TestApp) -> None:
     """The per-sender limit ([limits] mails_per_sender_per_hour) counts every mail of the last
     hour, those earlier in the same batch too, although they are written only at its end: a
     stranger's mail after `limit` auto-replies from the same address in one batch is over it,
     logged as rate-limited, and not answered."""
     inbox = racecraft.inbox
     assert isinstance(inbox, FakeInbox)
-    racecraft.mailer.clear()  # type: ignore[attr-defined]
+    racecraft.mailer.clear()
     limit = racecraft.settings.limits.mails_per_sender_per_hour
     for n in range(limit):
         inbox.deliver(
@@ -607,14 +610,14 @@ def test_the_rate_limit_counts_the_earlier_mails_of_the_same_batch(racecraft: Ap
     report = racecraft.service.poll(max_batches=1)
     assert report.fetched == limit + 1
     racecraft.service.send()
-    assert racecraft.mailer.messages("someone@else.example") == []  # type: ignore[attr-defined]
+    assert racecraft.mailer.messages("someone@else.example") == []
     with racecraft.db.read() as session:
         last = session.scalars(select(InboundMessage).order_by(InboundMessage.id.desc())).first()
         assert last is not None and last.detail.startswith("rate limit")
 
 
 @pytest.mark.both_databases  # time windows in queries
-def test_a_seats_loop_limit_counts_its_mails_of_earlier_batches(racecraft: App) -> None:
+def test_a_seats_loop_limit_counts_its_mails_of_earlier_batches(racecraft: TestApp) -> None:
     """The loop limit ([limits] mails_per_sender_per_hour) of a seat writing to its signed reply
     address counts its mails of the last hour, those of earlier batches too (read for every seat
     the batch's addresses name when the batch starts): after `limit` mails in one batch, its
@@ -627,17 +630,17 @@ def test_a_seats_loop_limit_counts_its_mails_of_earlier_batches(racecraft: App) 
 
     def send(n: int) -> int:
         """`n` mails of kelly's in one batch; how many answers she got."""
-        before = len(racecraft.mailer.messages(ADDRESS["kelly"]))  # type: ignore[attr-defined]
+        before = len(racecraft.mailer.messages(ADDRESS["kelly"]))
         for _ in range(n):
             inbox.deliver(reply_to(sheet, "USE 2", sender=ADDRESS["kelly"]))
         assert racecraft.service.poll(max_batches=1).fetched == n
         racecraft.service.send()
-        return len(racecraft.mailer.messages(ADDRESS["kelly"])) - before  # type: ignore[attr-defined]
+        return len(racecraft.mailer.messages(ADDRESS["kelly"])) - before
 
     assert send(limit) == limit
-    racecraft.clock.advance(minutes=2)  # type: ignore[attr-defined]
+    racecraft.clock.advance(minutes=2)
     assert send(1) == 0, "the mails of the batch before were not counted"
-    racecraft.clock.advance(minutes=59)  # type: ignore[attr-defined]
+    racecraft.clock.advance(minutes=59)
     assert send(1) == 1, "mails over an hour old were counted"
     with racecraft.db.read() as session:
         kept = session.scalar(
@@ -647,7 +650,9 @@ def test_a_seats_loop_limit_counts_its_mails_of_earlier_batches(racecraft: App) 
 
 
 @pytest.mark.both_databases  # what a commit keeps
-def test_the_next_batch_is_read_while_one_is_handled_and_a_failed_read_loses_nothing(racecraft: App) -> None:
+def test_the_next_batch_is_read_while_one_is_handled_and_a_failed_read_loses_nothing(
+    racecraft: TestApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The read-ahead (work per batch): while a batch is handled the next one is read;
     a batch is moved out only once that read is over. A read that fails is raised after the
     batch in hand is committed and moved: nothing is handled twice, nothing is lost."""
@@ -656,13 +661,13 @@ def test_the_next_batch_is_read_while_one_is_handled_and_a_failed_read_loses_not
     reads: list[tuple[int, frozenset[str]]] = []
     real = inbox.fetch_new
 
-    def fetch_new(limit: int = 100, *, skip=frozenset()):  # type: ignore[no-untyped-def]
+    def fetch_new(limit: int = 100, *, skip: Collection[str] = frozenset()) -> list[RawMail]:
         reads.append((len(inbox.pending), frozenset(skip)))
         if len(reads) == 3:
             raise ConnectionError("the IMAP server went away")
         return real(limit, skip=skip)
 
-    inbox.fetch_new = fetch_new  # type: ignore[method-assign]
+    monkeypatch.setattr(inbox, "fetch_new", fetch_new)
     batch = racecraft.settings.inbox.batch_size
     for n in range(batch + 1):
         inbox.deliver(plain_mail(f"p{n}@players.test", BOT, "hello", "HELP", message_id=f"<ra{n}@players.test>"))
@@ -678,7 +683,7 @@ def test_the_next_batch_is_read_while_one_is_handled_and_a_failed_read_loses_not
         assert session.scalar(select(func.count()).select_from(InboundMessage)) == batch + 1
 
 
-def test_orders_sent_in_several_mails_of_one_batch_add_up_as_in_separate_batches(app: App) -> None:
+def test_orders_sent_in_several_mails_of_one_batch_add_up_as_in_separate_batches(app: TestApp) -> None:
     """speedphreakz.md §5: "A later mail replaces what it names ... and keeps the rest". The batch
     works a seat's orders on file out once and keeps them up to date as its mails come:
     a second mail in the same batch is merged with the first, as it would be a poll later."""
@@ -701,17 +706,17 @@ def test_orders_sent_in_several_mails_of_one_batch_add_up_as_in_separate_batches
     assert start.startswith("START")
     inbox = app.inbox
     assert isinstance(inbox, FakeInbox)
-    sheet = app.mailer.messages("p0@example.org")[-1]  # type: ignore[attr-defined]
+    sheet = app.mailer.messages("p0@example.org")[-1]
     inbox.deliver(reply_to(sheet, f"COLOUR {COLOURS[1]}", sender="p0@example.org", message_id="<sp1@x>"))
     inbox.deliver(reply_to(sheet, start, sender="p0@example.org", message_id="<sp2@x>"))
     report = app.service.poll()
     assert report.outcomes == {InboundStatus.APPLIED: 2}
     app.service.send()
-    second = body_of(app.mailer.messages("p0@example.org")[-1])  # type: ignore[attr-defined]
+    second = body_of(app.mailer.messages("p0@example.org")[-1])
     assert f"COLOUR {COLOURS[1]}" in second and start in second, second
 
 
-def test_a_friendly_order_mail_is_confirmed_without_an_error(racecraft: App) -> None:
+def test_a_friendly_order_mail_is_confirmed_without_an_error(racecraft: TestApp) -> None:
     """ "Hi Flagman, / USE 3 / Cheers, Steve" is applied, and its answer is no
     `[ERROR] ... (3 lines not understood)`: an answer is an error only when something the
     player wrote was refused."""
@@ -722,7 +727,7 @@ def test_a_friendly_order_mail_is_confirmed_without_an_error(racecraft: App) -> 
     assert refused["Subject"].startswith("[ERROR]") and "(1 line not understood)" in refused["Subject"]
 
 
-def test_a_typo_gets_a_did_you_mean_with_the_syntax(racecraft: App) -> None:
+def test_a_typo_gets_a_did_you_mean_with_the_syntax(racecraft: TestApp) -> None:
     """ "USR 3" and "STAUTS" end in more than "not understood": the answer says what
     the line most likely meant, with its syntax."""
     answer = body_of(order(racecraft, "seb", "USR 3"))
@@ -731,7 +736,7 @@ def test_a_typo_gets_a_did_you_mean_with_the_syntax(racecraft: App) -> None:
     assert "did you mean STATUS?" in answer
 
 
-def test_early_resolution_is_stated_where_the_deadline_is_when_it_is_on(racecraft: App) -> None:
+def test_early_resolution_is_stated_where_the_deadline_is_when_it_is_on(racecraft: TestApp) -> None:
     """Early resolution is told: with it on (the game's setting),
     the turn sheet and the confirmation say that the turn resolves as soon as every order is
     in; with it off, they do not."""
@@ -748,7 +753,7 @@ def test_early_resolution_is_stated_where_the_deadline_is_when_it_is_on(racecraf
     assert "resolves as soon as every order is in" not in body_of(order(racecraft, "seb", "USE 3"))
 
 
-def test_a_player_without_a_zone_gets_the_games_zone_not_the_sites(app: App) -> None:
+def test_a_player_without_a_zone_gets_the_games_zone_not_the_sites(app: TestApp) -> None:
     """A player registered without a zone gets the game's zone, not the site's, so a
     deadline reads the same for a player and for the GM; one who gave a zone keeps it."""
     from bot.games.turns import PlayerSpec, create_game

@@ -13,7 +13,7 @@ from bot.app import App, build_app
 from bot.settings import Settings, parse_settings
 from bot.testing import FakeClock
 from tests.e2e.rig import rig  # noqa: F401 - the fixture, for the tests of tests/e2e
-from tests.helpers import fresh_database
+from tests.helpers import fresh_database, moving_clock
 from tests.servers import Dovecot, SmtpSink
 
 _serial = itertools.count(1)
@@ -31,6 +31,11 @@ class MailWorld:
 
     def player(self, name: str) -> str:
         return self.dovecot.add_user(f"{name}@{self.domain}", "pw")
+
+    @property
+    def clock(self) -> FakeClock:
+        """The bot's clock, which the test moves (every world is built on a `FakeClock`)."""
+        return moving_clock(self.app)
 
 
 def world_settings(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import re
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import replace
 from email.message import EmailMessage
 from html.parser import HTMLParser
@@ -23,11 +24,10 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from bot.app import App
 from bot.db import Database
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_out.render import Renderer
-from bot.testing import FakeClock, FakeInbox, FakeMailer
+from bot.testing import FakeClock, FakeInbox, FakeMailer, TestApp
 from rules import find_game
 from tests.bot.conftest import GM, make_settings
 from tests.e2e.browser import chromium, run_browser
@@ -69,7 +69,7 @@ def bot_site(
     settings = make_settings(tmp_path)
     settings = replace(settings, bot=replace(settings.bot, archive_dir=str(tmp_path / "site")))
     migrated(settings.database_url)
-    app = App(
+    app = TestApp(
         settings=settings,
         db=Database(settings.database_url),
         clock=FakeClock(),
@@ -92,7 +92,7 @@ def bot_site(
                 options=options or {},
             )
         for _ in range(deadlines):
-            app.clock.advance(hours=25)  # type: ignore[attr-defined]
+            app.clock.advance(hours=25)
             app.service.tick()
     finally:
         app.close()
@@ -121,6 +121,12 @@ class Text(HTMLParser):
     def handle_data(self, data: str) -> None:
         if not self.skip:
             self.parts.append(data)
+
+
+def _link(item: str) -> tuple[str, str]:
+    """One mailto link the LINKS probe saw, "<address> <subject>" each quoted: the two, unquoted."""
+    address, subject = (urllib.parse.unquote(part) for part in item.split(" "))
+    return address, subject
 
 
 def text_of(dom: str) -> str:
@@ -190,11 +196,11 @@ window.addEventListener("load", function () {
 """
 
 
-def _fake_app(tmp_path: Path) -> App:
+def _fake_app(tmp_path: Path) -> TestApp:
     """The shell on a fresh SQLite database with the fake inbox, mailer and clock."""
     settings = make_settings(tmp_path)
     migrated(settings.database_url)
-    return App(
+    return TestApp(
         settings=settings,
         db=Database(settings.database_url),
         clock=FakeClock(),
@@ -224,7 +230,7 @@ def test_a_results_mail_fits_a_phone_screen(tmp_path: Path, kind: str) -> None:
                 players=[PlayerSpec(f"p{i}", f"p{i}@example.org", f"Player {i}", "UTC") for i in range(count)],
             )
         for _ in range(3):
-            app.clock.advance(hours=25)  # type: ignore[attr-defined]
+            app.clock.advance(hours=25)
             app.service.tick()
         app.service.send()
         mailer = app.mailer
@@ -324,7 +330,7 @@ def _mails_of(tmp_path: Path, kind: str) -> dict[str, EmailMessage]:
         assert isinstance(mailer, FakeMailer)
         first = mailer.messages("tyrrell@example.org")[0]
         for _ in range(3):
-            app.clock.advance(hours=25)  # type: ignore[attr-defined]
+            app.clock.advance(hours=25)
             app.service.tick()
         app.service.send()
         results = mailer.messages("tyrrell@example.org")[-1]
@@ -441,7 +447,7 @@ def test_every_one_tap_link_opens_a_mail_to_the_seat_with_a_legal_order(tmp_path
             )
         app.service.send()
         for _ in range(2 if kind == "speed_circuit" else 0):  # the design and qualifying turns
-            app.clock.advance(hours=25)  # type: ignore[attr-defined]
+            app.clock.advance(hours=25)
             app.service.tick()
             app.service.send()
         mailer = app.mailer
@@ -459,11 +465,7 @@ def test_every_one_tap_link_opens_a_mail_to_the_seat_with_a_legal_order(tmp_path
             dom = run_browser("--dump-dom", "--virtual-time-budget=5000", page.as_uri())
             found = re.search(r'data-links="([^"]*)"', dom)
             assert found is not None, f"{label}: the probe did not run"
-            seen[label] = [
-                tuple(urllib.parse.unquote(part) for part in item.split(" "))  # type: ignore[misc]
-                for item in found.group(1).split("|")
-                if item
-            ]
+            seen[label] = [_link(item) for item in found.group(1).split("|") if item]
         assert seen["gm"] == [], "the GM's copy offers no player's orders"
         links = seen["sheet"]
         assert len(links) >= (5 if kind == "racecraft" else 2), links
@@ -497,8 +499,8 @@ def test_every_picture_of_a_mail_has_labels_of_9_px_on_a_360_px_screen(
     drawn: dict[bytes, pictures.Picture] = {}
     options: set[bytes] = set()
 
-    def keeping(real, into_options: bool):  # type: ignore[no-untyped-def]
-        def wrapper(*args, **kwargs):  # type: ignore[no-untyped-def]
+    def keeping(real: Callable[..., pictures.Picture], into_options: bool) -> Callable[..., pictures.Picture]:
+        def wrapper(*args: object, **kwargs: object) -> pictures.Picture:
             picture = real(*args, **kwargs)
             drawn[picture.png] = picture
             if into_options:

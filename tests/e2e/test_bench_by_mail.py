@@ -17,7 +17,7 @@ from bot.games import reliability
 from bot.games.turns import PlayerSpec, create_game
 from bot.models import Player
 from bot.store import find_game_row
-from bot.testing import FakeClock, body_of, plain_mail, reply_to
+from bot.testing import body_of, plain_mail, reply_to
 from tests.e2e.conftest import MailWorld
 from tests.e2e.test_game_by_mail import cycle, read_inbox
 
@@ -36,8 +36,7 @@ def _latest_sheet(world: MailWorld, address: str) -> EmailMessage:
 
 
 def _deadline(world: MailWorld) -> None:
-    assert isinstance(world.app.clock, FakeClock)
-    world.app.clock.advance(timedelta(hours=49))
+    world.clock.advance(timedelta(hours=49))
     cycle(world)
 
 

@@ -15,6 +15,7 @@ import random
 import signal
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -405,10 +406,9 @@ def test_smtp_451_550_and_dropped_connections_retry_then_fail_for_good(world: Ma
             deadline="48h",
             seed=1,
         )
-    clock = world.app.clock
     for _ in range(4):
         world.app.service.send()
-        clock.advance(minutes=10)  # type: ignore[attr-defined]
+        world.clock.advance(minutes=10)
     sink.clear_faults()
     with world.app.db.read() as session:
         rows = {r.recipient: r for r in session.scalars(sa_select(Outbox))}
@@ -445,12 +445,14 @@ def test_a_uidvalidity_change_reprocesses_nothing_and_loses_nothing(world: MailW
     for seat, address in list(addresses.items())[:3]:
         to = signed_address(world.bot, "e2e-secret", "u1", seat)
         world.dovecot.deliver(world.bot, plain_mail(address, to, "orders", "USE 2", message_id=f"<uv-{seat}@c>"))
-    inbox = world.app.inbox
-    real_mark_done = inbox.mark_done
-    inbox.mark_done = lambda keys, folder=Folder.PROCESSED: (_ for _ in ()).throw(ConnectionError("killed"))  # type: ignore[method-assign]
-    with pytest.raises(ConnectionError):
-        world.app.service.poll()
-    inbox.mark_done = real_mark_done  # type: ignore[method-assign]
+
+    def killed(keys: Sequence[str], folder: Folder = Folder.PROCESSED) -> None:
+        raise ConnectionError("killed")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(world.app.inbox, "mark_done", killed)
+        with pytest.raises(ConnectionError):
+            world.app.service.poll()
     world.dovecot.recreate_inbox(world.bot)
     for seat, address in list(addresses.items())[3:]:
         to = signed_address(world.bot, "e2e-secret", "u1", seat)

@@ -7,17 +7,13 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta, timezone
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, Unpack
 
 import pytest
 
 from bot.mail_in.imap import ImapInbox, ImapLoginError, ImapUnavailable
 from bot.mail_in.inbox import Folder, RawMail, ReadAhead
-
-try:
-    from tests.servers import Dovecot, free_port
-except ImportError:  # tests/ itself on sys.path
-    from servers import Dovecot, free_port  # type: ignore[no-redef,import-not-found]
+from tests.servers import Dovecot, free_port
 
 pytestmark = pytest.mark.e2e
 
@@ -56,26 +52,40 @@ def user(dovecot: Dovecot) -> str:
     return dovecot.add_user(f"bot{next(_serial)}@flagman.test", "pw")
 
 
+class InboxOptions(TypedDict, total=False):
+    """The keywords of `ImapInbox` the tests set."""
+
+    security: Literal["tls", "starttls", "none"]
+    timeout: float
+    folder: str
+    processed_folder: str
+    failed_folder: str
+    max_size: int
+    batch_size: int
+    create_folders: bool
+    reconnect_attempts: int
+    backoff_initial: float
+    backoff_max: float
+    idle_cycle: float
+    idle_check: float
+    poll_interval: float
+    sleep: Callable[[float], None]
+
+
 @pytest.fixture
 def make_inbox(dovecot: Dovecot, user: str) -> Iterator[Callable[..., ImapInbox]]:
     made: list[ImapInbox] = []
 
-    def make(server: Dovecot = dovecot, login: str = user, **options: object) -> ImapInbox:
-        defaults: dict[str, object] = {
+    def make(server: Dovecot = dovecot, login: str = user, **options: Unpack[InboxOptions]) -> ImapInbox:
+        chosen: InboxOptions = {
             "security": "none",
             "timeout": 10.0,
             "backoff_initial": 0.05,
             "backoff_max": 0.2,
             "reconnect_attempts": 3,
+            **options,
         }
-        defaults.update(options)
-        inbox = ImapInbox(
-            server.host,
-            server.imap_port,
-            login,
-            server.users.get(login, "pw"),
-            **defaults,  # type: ignore[arg-type]
-        )
+        inbox = ImapInbox(server.host, server.imap_port, login, server.users.get(login, "pw"), **chosen)
         made.append(inbox)
         return inbox
 

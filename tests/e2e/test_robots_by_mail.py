@@ -14,7 +14,7 @@ from email.message import EmailMessage
 
 from bot.games.turns import PlayerSpec, create_game
 from bot.ops.backup import replay_game
-from bot.testing import FakeClock, body_of, plain_mail, reply_to
+from bot.testing import body_of, plain_mail, reply_to
 from tests.e2e.conftest import MailWorld
 from tests.e2e.test_game_by_mail import cycle, read_inbox
 
@@ -97,8 +97,7 @@ def test_a_practice_race_by_real_mail(world: MailWorld) -> None:
         assert str(sheet["Subject"]).startswith("[practice1]") and f"Turn {turn} of 5" in body_of(sheet), turn
         world.dovecot.deliver(world.bot, reply_to(sheet, "USE 2" if turn == 1 else "CRUISE", sender=pat))
         cycle(world)  # confirmed; the turn waits only for its pace ([practice] turn_minutes)
-        assert isinstance(world.app.clock, FakeClock)
-        world.app.clock.advance(timedelta(minutes=world.app.settings.practice.turn_minutes))
+        world.clock.advance(timedelta(minutes=world.app.settings.practice.turn_minutes))
         cycle(world)  # resolved: the person is the only one the turn waits for
     cycle(world)
     mails = read_inbox(world, pat)

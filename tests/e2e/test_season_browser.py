@@ -110,7 +110,7 @@ def test_a_season_page_and_a_season_final_result_fit_360_px(tmp_path: Path) -> N
                 ),  # fmt: skip
             )
         for _ in range(6):
-            app.clock.advance(hours=25)  # type: ignore[attr-defined]
+            app.clock.advance(hours=25)
             app.service.tick()
         app.service.send()
         mailer = app.mailer

@@ -103,7 +103,7 @@ def test_a_strangers_list_and_observe_and_a_players_press_timezone_address_vacat
     world.dovecot.deliver(world.bot, reply_to(confirm, "", sender=seb_new))
     cycle(world)
     assert "The move is made at" in body_of(newest(world, seb_new, "Your new address"))
-    world.app.clock.advance(timedelta(hours=24))  # type: ignore[attr-defined]
+    world.clock.advance(timedelta(hours=24))
     cycle(world)
     assert "Your address has changed" in str(read_inbox(world, seb)[-1]["Subject"])
     moved = newest(world, seb_new, "Your address change is made")
@@ -115,7 +115,7 @@ def test_a_strangers_list_and_observe_and_a_players_press_timezone_address_vacat
         if seat != "seb":
             world.dovecot.deliver(world.bot, reply_to(sheet(addresses[seat]), "USE 2", sender=addresses[seat]))
     cycle(world)
-    world.app.clock.advance(timedelta(hours=49))  # type: ignore[attr-defined]
+    world.clock.advance(timedelta(hours=49))
     cycle(world)
     copy = newest(world, kim, "observer copy")
     assert "Results of Turn 1 of 5" in str(copy["Subject"]) and copy["Reply-To"] is None

@@ -9,16 +9,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-try:
-    from tests.servers import Dovecot, Postgres, ServerError, SmtpSink, dovecot_config
-except ImportError:  # tests/ itself on sys.path
-    from servers import (  # type: ignore[no-redef,import-not-found]
-        Dovecot,
-        Postgres,
-        ServerError,
-        SmtpSink,
-        dovecot_config,
-    )
+from tests.servers import Dovecot, Postgres, ServerError, SmtpSink, dovecot_config
 
 pytestmark = pytest.mark.e2e
 

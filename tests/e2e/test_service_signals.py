@@ -14,8 +14,9 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from sqlalchemy import select
@@ -25,6 +26,7 @@ from bot.cli import init_dir
 from bot.db import Database
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_in.inbox import deliver_to_maildir
+from bot.mail_out.mailer import MaildirMailer
 from bot.models import Game, InboundMessage, Turn
 from bot.ops.backup import replay_game
 from bot.settings import load_settings
@@ -37,6 +39,9 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 # Turn 1 orders of the worked example (shared/design/racecraft.md), one per seat.
 ORDERS = ("USE 0", "USE 2", "2", "BID 5", "USE 1")
+
+
+T = TypeVar("T")
 
 
 class NotifySocket:
@@ -66,14 +71,28 @@ class NotifySocket:
 
     def wait_for(self, line: str, timeout: float = 30.0, after: int = 0, *, prefix: bool = False) -> int:
         """Index of the first datagram (from `after` on) holding `line` (a line starting with it: `prefix`)."""
+
+        def found() -> int | None:
+            for i, message in enumerate(self.messages[after:], start=after):
+                if line in message or (prefix and any(m.startswith(line) for m in message)):
+                    return i
+            return None
+
+        index = self.wait_until(found, f"no {line}", timeout)
+        assert index is not None
+        return index
+
+    def wait_until(self, done: Callable[[], T | None], what: str, timeout: float = 30.0) -> T:
+        """`done()`'s first answer that is not None or False, checked at each datagram; the test
+        fails (with `what` and every datagram) if none comes within `timeout` seconds."""
         deadline = time.monotonic() + timeout
         with self.changed:
             while True:
-                for i, message in enumerate(self.messages[after:], start=after):
-                    if line in message or (prefix and any(m.startswith(line) for m in message)):
-                        return i
+                answer = done()
+                if answer is not None and answer is not False:
+                    return answer
                 left = deadline - time.monotonic()
-                assert left > 0, f"no {line} within {timeout} s; got {self.messages}"
+                assert left > 0, f"{what} within {timeout} s; got {self.messages}"
                 self.changed.wait(left)
 
     def close(self) -> None:
@@ -124,14 +143,20 @@ class Service:
         return "\n".join(self.lines)
 
     def wait_log(self, text: str, timeout: float = 30.0) -> None:
+        self.wait_until(lambda: text in self.log, f"no {text!r} in the log", timeout)
+
+    def wait_until(self, done: Callable[[], bool], what: str, timeout: float = 30.0) -> None:
+        """Until `done()`, looked at every 50 ms while the service runs; the test fails (with
+        `what` and the log) if the service exits first or `timeout` seconds pass."""
         deadline = time.monotonic() + timeout
-        while text not in self.log:
-            assert self.proc.poll() is None or text in self.log, f"service exited; log:\n{self.log}"
-            assert time.monotonic() < deadline, f"no {text!r} in the log:\n{self.log}"
+        while not done():
+            assert self.proc.poll() is None or done(), f"service exited; log:\n{self.log}"
+            assert time.monotonic() < deadline, f"{what} within {timeout} s; log:\n{self.log}"
             time.sleep(0.05)
 
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30.0) -> tuple[int, float]:
-        start = time.monotonic()
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30.0) -> int:
+        """Send `sig` and wait for the exit: its code. No exit within `timeout` seconds fails the
+        test, with where every thread of the service stands."""
         self.proc.send_signal(sig)
         try:
             code = self.proc.wait(timeout)
@@ -140,7 +165,7 @@ class Service:
             time.sleep(1)
             raise AssertionError(f"no exit {timeout} s after signal {sig}; log:\n{self.log}") from None
         self.reader.join(5)
-        return code, time.monotonic() - start
+        return code
 
     def kill(self) -> None:
         if self.proc.poll() is None:
@@ -181,12 +206,14 @@ def make_site(root: Path, games: int, *, interval: float = 0.3, batch: int = 5) 
             )
     app.service.send()
     inbox = app.settings.resolve_path(app.settings.inbox.path)
+    outbox = app.mailer
+    assert isinstance(outbox, MaildirMailer), outbox  # the site's outbox is a Maildir (init_dir)
     mails = 0
     from email import message_from_bytes, policy
 
     for seats in players.values():
         for spec, orders in zip(seats, ORDERS, strict=True):
-            (sheet,) = sorted((app.mailer.mailbox(spec.address) / "new").iterdir())  # type: ignore[attr-defined]
+            (sheet,) = sorted((outbox.mailbox(spec.address) / "new").iterdir())
             msg = message_from_bytes(sheet.read_bytes(), policy=policy.default)
             deliver_to_maildir(
                 inbox,
@@ -250,15 +277,11 @@ def test_sigterm_in_the_middle_of_the_work_stops_cleanly_and_loses_nothing(
     try:
         notify.wait_for("READY=1")
         processed = load_settings(config, env={}).resolve_path("mail/inbox/.Processed/cur")
-        deadline = time.monotonic() + 30
-        while not any(processed.iterdir()):
-            assert time.monotonic() < deadline, service.log
-            time.sleep(0.01)
-        code, took = service.stop(signal.SIGTERM)
+        service.wait_until(lambda: any(processed.iterdir()), "no mail processed")
+        code = service.stop(signal.SIGTERM)  # no exit within the harness's 30 s fails the test
     finally:
         service.kill()
     assert code == 0, service.log
-    assert took < 30
     notify.wait_for("STOPPING=1", timeout=1)
     assert "flagman stopped" in service.log
     assert "Traceback" not in service.log, service.log
@@ -297,7 +320,7 @@ def test_watchdog_pings_and_sighup_reloads_the_schedule(tmp_path: Path, notify: 
         service.wait_log("configuration reloaded")
         assert "job poll now runs every 0.7 s" in service.log
         assert service.proc.poll() is None
-        code, _ = service.stop()
+        code = service.stop()
     finally:
         service.kill()
     assert code == 0, service.log
@@ -342,7 +365,7 @@ def test_a_second_service_waits_on_standby_and_takes_over(tmp_path: Path, notify
         second.wait_log("flagman running")
         assert not standby_file.exists()
         assert roles(metrics_file) == {"flagman_up": 1, "active": 1, "standby": 0, "waiting": 0}
-        code, _ = second.stop()
+        code = second.stop()
         assert code == 0, second.log
     finally:
         first.kill()
@@ -381,7 +404,7 @@ def test_on_postgresql_a_lost_lock_stops_the_holder_and_the_standby_takes_over(
         assert first.proc.wait(30) == 1
         assert "lost PostgreSQL advisory lock" in "\n".join(first.lines)
         second.wait_log("flagman running")
-        code, _ = second.stop()
+        code = second.stop()
         assert code == 0, second.log
     finally:
         first.kill()
@@ -450,11 +473,7 @@ def test_a_full_disk_under_the_service_is_a_line_per_back_off_step_and_a_status(
                 )
                 return max((int(n) for n in said), default=0)
 
-            deadline = time.monotonic() + 30
-            with notify.changed:
-                while steps() < len(lines):
-                    assert time.monotonic() < deadline, (lines, notify.messages)
-                    notify.changed.wait(1)
+            notify.wait_until(lambda: steps() >= len(lines), f"not {len(lines)} back-off steps for {lines}")
             assert lines
             assert "Traceback" not in service.log
             assert metrics()["flagman_healthy"] == 0
@@ -462,7 +481,7 @@ def test_a_full_disk_under_the_service_is_a_line_per_back_off_step_and_a_status(
             service.wait_log("works again", timeout=60)
             notify.wait_for("STATUS=running", after=failing, prefix=True)
             service.wait_log("poll: 1 mails: 1 applied")
-            code, _ = service.stop()
+            code = service.stop()
         finally:
             service.kill()
     assert code == 0, service.log

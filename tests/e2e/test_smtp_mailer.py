@@ -10,11 +10,7 @@ import pytest
 
 from bot.mail_out.mailer import OutgoingMail, SendStatus
 from bot.mail_out.smtp import SmtpMailer
-
-try:
-    from tests.servers import Dovecot, SmtpSink, free_port
-except ImportError:  # tests/ itself on sys.path
-    from servers import Dovecot, SmtpSink, free_port  # type: ignore[no-redef,import-not-found]
+from tests.servers import Dovecot, SmtpSink, free_port
 
 pytestmark = pytest.mark.e2e
 

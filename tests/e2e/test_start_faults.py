@@ -55,7 +55,7 @@ def waited_and_recovered(service: Service, notify: NotifySocket, *words: str) ->
     said = statuses(notify)
     assert any(s.startswith("STATUS=waiting to start") and words[0] in s for s in said), said
     assert notify.wait_for("READY=1") < notify.wait_for("STATUS=running", prefix=True)
-    code, _ = service.stop(signal.SIGTERM)
+    code = service.stop(signal.SIGTERM)
     assert code == 0, service.log
 
 
@@ -143,7 +143,7 @@ def test_a_stop_while_waiting_to_start_is_a_clean_stop(tmp_path: Path) -> None:
     service = Service(config, notify, unprivileged=True)
     try:
         wait_for_tries(notify, 1)
-        code, _ = service.stop(signal.SIGTERM)
+        code = service.stop(signal.SIGTERM)
         assert code == 0, service.log
         notify.wait_for("STOPPING=1")
     finally:

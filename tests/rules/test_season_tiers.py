@@ -17,6 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rules.season import (
+    Drawn,
     Finish,
     Move,
     Outcome,
@@ -45,8 +46,8 @@ def tier(number: int, *results: RaceResult, up: int = 0, down: int = 0, leavers:
     return TierSeason(number, table, results, staying, up, down)
 
 
-def names(drawn: tuple[tuple[object, ...], ...]) -> list[list[str]]:
-    return [[d.driver for d in t] for t in drawn]  # type: ignore[attr-defined]
+def names(drawn: tuple[tuple[Drawn, ...], ...]) -> list[list[str]]:
+    return [[d.driver for d in t] for t in drawn]
 
 
 def test_the_top_n_of_tier_2_go_up_the_bottom_n_of_tier_1_go_down_the_rest_stay() -> None:

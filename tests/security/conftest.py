@@ -19,7 +19,6 @@ import pytest
 from sqlalchemy import func, select
 from sqlalchemy.orm import selectinload
 
-from bot.app import App
 from bot.db import Database, migrate
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_in.auth import signed_address
@@ -34,7 +33,7 @@ from bot.settings import (
     Secrets,
     Settings,
 )
-from bot.testing import FakeClock, FakeInbox, FakeMailer, plain_mail
+from bot.testing import FakeClock, FakeInbox, FakeMailer, TestApp, plain_mail
 
 BOT = "flagman@example.org"
 GM = "gm@example.org"
@@ -52,11 +51,13 @@ RACERS = (
 ADDRESS = {p.seat: p.address for p in RACERS}
 
 
-def security_settings(tmp_path: Path, url: str, **auth: object) -> Settings:
+def security_settings(
+    tmp_path: Path, url: str, *, accept: tuple[str, ...] = ("password", "dmarc"), authserv_id: str = AUTHSERV
+) -> Settings:
     return Settings(
         bot=BotSettings(address=BOT, timezone="Europe/London"),
         database=DatabaseSettings(url=url),
-        auth=AuthSettings(**{"accept": ("password", "dmarc"), "authserv_id": AUTHSERV, **auth}),  # type: ignore[arg-type]
+        auth=AuthSettings(accept=accept, authserv_id=authserv_id),
         limits=LimitSettings(max_mail_bytes=MAX_MAIL_BYTES),
         secrets=Secrets(site_secret=SITE_SECRET, previous_secrets=(OLD_SECRET,)),
         base_dir=tmp_path,
@@ -72,7 +73,9 @@ def template_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     migrate(url)
     settings = security_settings(root, url)
     db = Database(url)
-    app = App(settings=settings, db=db, clock=FakeClock(), renderer=Renderer(), inbox=FakeInbox(), mailer=FakeMailer())
+    app = TestApp(
+        settings=settings, db=db, clock=FakeClock(), renderer=Renderer(), inbox=FakeInbox(), mailer=FakeMailer()
+    )
     with db.transaction() as session:
         create_game(
             app.shell,
@@ -94,7 +97,7 @@ def template_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 class Bot:
     """The bot under attack, and what the tests ask of it."""
 
-    app: App
+    app: TestApp
     inbox: FakeInbox
     mailer: FakeMailer
     clock: FakeClock
@@ -186,18 +189,18 @@ def renderer() -> Renderer:
 
 @pytest.fixture
 def make_bot(template_db: Path, tmp_path: Path, renderer: Renderer) -> Iterator[Callable[..., Bot]]:
-    made: list[App] = []
+    made: list[TestApp] = []
 
-    def make(**auth: object) -> Bot:
+    def make(*, accept: tuple[str, ...] = ("password", "dmarc"), authserv_id: str = AUTHSERV) -> Bot:
         path = tmp_path / f"bot-{len(made)}.sqlite"
         shutil.copyfile(template_db, path)
         url = f"sqlite:///{path}"
-        settings = security_settings(tmp_path, url, **auth)
+        settings = security_settings(tmp_path, url, accept=accept, authserv_id=authserv_id)
         settings = replace(settings, database=DatabaseSettings(url=url))
         clock = FakeClock()
         inbox = FakeInbox(max_size=MAX_MAIL_BYTES)
         mailer = FakeMailer()
-        app = App(settings=settings, db=Database(url), clock=clock, renderer=renderer, inbox=inbox, mailer=mailer)
+        app = TestApp(settings=settings, db=Database(url), clock=clock, renderer=renderer, inbox=inbox, mailer=mailer)
         made.append(app)
         with app.db.read() as session:  # the turn sheets of the template are history
             baseline = session.scalar(select(func.max(Outbox.id))) or 0

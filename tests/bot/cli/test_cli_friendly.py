@@ -650,10 +650,11 @@ def test_every_bad_argument_gets_one_line_and_status_2(
     """A bad argument is one line on stderr saying what to write, exit status 2;
     no traceback, no usage block."""
     capsys.readouterr()
+    status: int | str | None
     try:
         status = flagman(site, *argv)
     except SystemExit as exc:  # argparse's own refusals end the process from inside main
-        status = exc.code  # type: ignore[assignment]
+        status = exc.code
     assert status == 2
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err

@@ -346,9 +346,10 @@ def test_the_entry_gate_is_set_by_game_new_and_configure_and_removed_with_off(
     def gates() -> tuple[str | None, str | None]:
         database = db(site)
         with database.read() as session:
-            found = tuple(getattr(find_game_row(session, n), "min_reliability", "?") for n in ("rc1", "rc2"))
+            first, second = (find_game_row(session, n) for n in ("rc1", "rc2"))
+            found = (getattr(first, "min_reliability", "?"), getattr(second, "min_reliability", "?"))
         database.dispose()
-        return found  # type: ignore[return-value]
+        return found
 
     assert gates() == ("0.9", "80%")
     assert flagman(site, "gm", "configure", "rc1", "--min-reliability", "off") == 0

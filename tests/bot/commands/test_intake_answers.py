@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from bot.app import App
 from bot.models import GmAttention, InboundMessage
-from bot.testing import plain_mail
+from bot.testing import TestApp, plain_mail
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, BOT, GM, body_of, cycle, gm_says, last, mails, player_says
 
@@ -22,7 +21,7 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def test_status_of_a_paused_game_shows_no_deadline_and_says_the_gm_resumes_it(rc: App) -> None:
+def test_status_of_a_paused_game_shows_no_deadline_and_says_the_gm_resumes_it(rc: TestApp) -> None:
     """Finding 4 (critical): STATUS showed a deadline while the game was paused. The tick does
     not resolve a paused game: no deadline runs until the GM resumes it."""
     gm_says(rc, "PAUSE rc1")
@@ -32,7 +31,7 @@ def test_status_of_a_paused_game_shows_no_deadline_and_says_the_gm_resumes_it(rc
     assert "The game is paused: no deadline runs. The GM resumes it" in text
 
 
-def test_resign_with_a_friendly_line_gets_one_answer(rc: App) -> None:
+def test_resign_with_a_friendly_line_gets_one_answer(rc: TestApp) -> None:
     """ "RESIGN rc1" and "Sorry all, it was fun. Thanks!" got the resignation and a second mail,
     "[ERROR] No orders needed": one answer per mail, the resignation's."""
     before = len(mails(rc, ADDRESS["kelly"]))
@@ -41,7 +40,7 @@ def test_resign_with_a_friendly_line_gets_one_answer(rc: App) -> None:
     assert [str(m["Subject"]) for m in answers] == ["[rc1] You have resigned from rc1"]
 
 
-def test_a_farewell_beside_resign_reaches_the_gm(rc: App) -> None:
+def test_a_farewell_beside_resign_reaches_the_gm(rc: TestApp) -> None:
     """docs/DESIGN.md 10, words for the GM: a farewell is passed on to the GM. "RESIGN rc1" with
     "Sorry all, it was fun." was answered once (above) and the words reached nobody: the GM's
     mail about the resignation carries them (one mail: it came as a second mail beside "kelly
@@ -57,7 +56,7 @@ def test_a_farewell_beside_resign_reaches_the_gm(rc: App) -> None:
     assert any("Sorry all, it was fun." in note for note in notes), notes
 
 
-def test_a_farewell_reaches_the_other_players_where_the_games_press_is_on(rc: App) -> None:
+def test_a_farewell_reaches_the_other_players_where_the_games_press_is_on(rc: TestApp) -> None:
     """mail-interface.md: the game's press setting (PRESS none/signed/anonymous) decides whether
     players see each other's words. seb's "It was fun, thanks all. Bye!" beside RESIGN reached
     the GM alone; with press on, the others' "seb has resigned" quotes it (at most 12 lines,
@@ -90,7 +89,7 @@ def test_a_farewell_reaches_the_other_players_where_the_games_press_is_on(rc: Ap
     assert "> So long, everyone." in told and "not passed on to the other players" in told, told
 
 
-def test_a_command_without_its_game_is_told_what_it_needs_not_that_it_was_not_understood(rc: App) -> None:
+def test_a_command_without_its_game_is_told_what_it_needs_not_that_it_was_not_understood(rc: TestApp) -> None:
     """ "RESIGN" alone is understood as RESIGN: the answer names it and says what it needs (the
     game); a line that is no command is still "Command not understood"."""
     player_says(rc, "kelly", "RESIGN")
@@ -99,7 +98,7 @@ def test_a_command_without_its_game_is_told_what_it_needs_not_that_it_was_not_un
     assert '"RESIGN": write RESIGN <game>, e.g. RESIGN rc1' in body_of(answer)
 
 
-def test_a_gms_chatty_lines_are_not_listed_as_not_understood(rc: App) -> None:
+def test_a_gms_chatty_lines_are_not_listed_as_not_understood(rc: TestApp) -> None:
     """ "thanks!" and "cheers" among a GM's commands were listed as "not understood"."""
     before = len(mails(rc, GM))
     gm_says(rc, "PAUSE rc1\nthanks!\ncheers")
@@ -112,19 +111,19 @@ def test_a_gms_chatty_lines_are_not_listed_as_not_understood(rc: App) -> None:
         assert row is not None and (row.status, row.reason) == ("ignored", "note")
 
 
-def test_a_wrong_password_is_named_as_wrong(rc: App) -> None:
+def test_a_wrong_password_is_named_as_wrong(rc: TestApp) -> None:
     """A mail to the plain address from Kelly's own address with a PASSWORD line that is not
     hers: refused (to her registered address), and the refusal says the password is wrong."""
-    rc.inbox.deliver(plain_mail(ADDRESS["kelly"], BOT, "[rc1] orders", "PASSWORD nottheone\nUSE 3"))  # type: ignore[attr-defined]
+    rc.inbox.deliver(plain_mail(ADDRESS["kelly"], BOT, "[rc1] orders", "PASSWORD nottheone\nUSE 3"))
     cycle(rc)
     text = _flat(body_of(last(rc, ADDRESS["kelly"])))
     assert "It carried a PASSWORD line, but that password is wrong" in text
-    rc.inbox.deliver(plain_mail(ADDRESS["seb"], BOT, "[rc1] orders", "USE 3"))  # type: ignore[attr-defined]
+    rc.inbox.deliver(plain_mail(ADDRESS["seb"], BOT, "[rc1] orders", "USE 3"))
     cycle(rc)
     assert "password is wrong" not in _flat(body_of(last(rc, ADDRESS["seb"])))
 
 
-def test_a_gms_status_is_answered_with_the_digests_block_for_the_game(rc: App) -> None:
+def test_a_gms_status_is_answered_with_the_digests_block_for_the_game(rc: TestApp) -> None:
     """A GM's "STATUS rc1" was refused ("Lines not understood": a false reason). It is answered
     with the game's block as the digest shows it, paused or not."""
     gm_says(rc, "STATUS rc1")
@@ -139,16 +138,16 @@ def test_a_gms_status_is_answered_with_the_digests_block_for_the_game(rc: App) -
     assert "PAUSED: no deadline runs; RESUME rc1 sets a new one" in text and ", due" not in text
 
 
-def test_a_two_game_players_mail_without_proof_names_both_games_and_says_what_follows(rc: App) -> None:
+def test_a_two_game_players_mail_without_proof_names_both_games_and_says_what_follows(rc: TestApp) -> None:
     """A player in two games mailed STATUS, then ORDERS, to the plain address: the first was
     answered for one game only, the second not at all, and no mail said why. mail-interface.md:
     a mail claiming a registered address is answered at that address, once a day (forged mail
     must not flood a player); the one answer says so, and names the player's other game."""
     _second_game(rc)
     before = len(mails(rc, ADDRESS["kelly"]))
-    rc.inbox.deliver(plain_mail(ADDRESS["kelly"], BOT, "status?", "STATUS"))  # type: ignore[attr-defined]
+    rc.inbox.deliver(plain_mail(ADDRESS["kelly"], BOT, "status?", "STATUS"))
     cycle(rc)
-    rc.inbox.deliver(plain_mail(ADDRESS["kelly"], BOT, "orders?", "ORDERS"))  # type: ignore[attr-defined]
+    rc.inbox.deliver(plain_mail(ADDRESS["kelly"], BOT, "orders?", "ORDERS"))
     cycle(rc)
     answers = mails(rc, ADDRESS["kelly"])[before:]
     assert len(answers) == 1
@@ -160,7 +159,7 @@ def test_a_two_game_players_mail_without_proof_names_both_games_and_says_what_fo
         assert row is not None and row.status == "ignored"
 
 
-def _second_game(rc: App) -> None:
+def _second_game(rc: TestApp) -> None:
     """SpeedPhreakz sp1 beside rc1: the same GM, and Kelly in both."""
     from bot.games.turns import PlayerSpec, create_game
 
@@ -179,7 +178,7 @@ def _second_game(rc: App) -> None:
     rc.service.send()
 
 
-def test_a_gms_answer_to_a_mail_touching_two_games_names_both(rc: App) -> None:
+def test_a_gms_answer_to_a_mail_touching_two_games_names_both(rc: TestApp) -> None:
     """ "EXTEND rc2 24h / PAUSE sp2" was answered "[rc2] Answers to your mail": the header named
     one game of the two the GM's mail acted on."""
     _second_game(rc)

@@ -4,10 +4,9 @@ only to the registered address)."""
 
 from __future__ import annotations
 
-from bot.app import App
 from bot.mail_in.auth import signed_address
 from bot.store import find_game_row
-from bot.testing import body_of, plain_mail
+from bot.testing import TestApp, body_of, plain_mail
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, BOT, last, mails, player_says, stranger_says
 from tests.helpers import fake_inbox
@@ -16,12 +15,12 @@ gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 SEATS = ("kelly", "seb", "steve", "roger", "anna")
 
 
-def _play_turn_1(app: App) -> None:
+def _play_turn_1(app: TestApp) -> None:
     for seat in SEATS:
         player_says(app, seat, "USE 2")
 
 
-def test_history_lists_the_turns_and_gives_one_turns_report(rc: App) -> None:
+def test_history_lists_the_turns_and_gives_one_turns_report(rc: TestApp) -> None:
     """HISTORY: the turns resolved so far; HISTORY <game> <n>: that turn's public report."""
     player_says(rc, "kelly", "HISTORY")
     assert "No turn of rc1 has been resolved yet" in body_of(last(rc, ADDRESS["kelly"]))
@@ -38,13 +37,13 @@ def test_history_lists_the_turns_and_gives_one_turns_report(rc: App) -> None:
     assert "has no resolved turn 7" in body_of(last(rc, ADDRESS["kelly"]))
 
 
-def test_history_is_for_the_players_of_the_game(rc: App) -> None:
+def test_history_is_for_the_players_of_the_game(rc: TestApp) -> None:
     """A stranger's HISTORY is a command for players: not done; the stranger gets the stranger's notice."""
     stranger_says(rc, "someone@else.example", "HISTORY rc1")
     assert "not in any game running here" in " ".join(body_of(last(rc, "someone@else.example")).split())
 
 
-def test_resend_mails_the_open_sheet_to_the_registered_address_only(rc: App) -> None:
+def test_resend_mails_the_open_sheet_to_the_registered_address_only(rc: TestApp) -> None:
     """RESEND through the seat's reply address, from another address: the sheet goes to the seat's
     registered address, with its reply address, and never to the From; a few a day at most."""
     before = len(mails(rc, ADDRESS["seb"]))
@@ -70,11 +69,11 @@ def test_resend_mails_the_open_sheet_to_the_registered_address_only(rc: App) -> 
 #    lets a player hold a turn from early resolution") ----------------------------------------
 
 
-def _resolved_turns(app: App) -> int:
+def _resolved_turns(app: TestApp) -> int:
     return sum(1 for t in gm_helpers.turns(app) if t.resolved_at is not None)
 
 
-def test_clear_takes_the_orders_back_and_the_default_is_used(rc: App) -> None:
+def test_clear_takes_the_orders_back_and_the_default_is_used(rc: TestApp) -> None:
     """CLEAR: the seat's orders of the open turn no longer count; the answer names the default that
     now stands (Racecraft: half the EP, racecraft.md) and ORDERS says nothing is on file."""
     player_says(rc, "kelly", "USE 4")
@@ -93,7 +92,7 @@ def test_clear_takes_the_orders_back_and_the_default_is_used(rc: App) -> None:
     assert _resolved_turns(rc) == 1
 
 
-def test_clear_in_the_same_mail_before_new_orders_keeps_the_new_ones(rc: App) -> None:
+def test_clear_in_the_same_mail_before_new_orders_keeps_the_new_ones(rc: TestApp) -> None:
     """Commands are carried out before the orders of the same mail: CLEAR then USE 1 leaves USE 1."""
     player_says(rc, "seb", "USE 5")
     player_says(rc, "seb", "CLEAR\nUSE 1")
@@ -101,7 +100,7 @@ def test_clear_in_the_same_mail_before_new_orders_keeps_the_new_ones(rc: App) ->
     assert "> USE 1" in body_of(last(rc, ADDRESS["seb"]))
 
 
-def test_wait_holds_the_turn_to_its_deadline_and_nowait_lifts_it(rc: App) -> None:
+def test_wait_holds_the_turn_to_its_deadline_and_nowait_lifts_it(rc: TestApp) -> None:
     """WAIT: with every order in, the turn does not resolve early (mail-interface.md's early
     resolution, held by one player) and no mail promises it will; NOWAIT lifts it at once."""
     player_says(rc, "kelly", "WAIT")
@@ -124,7 +123,7 @@ def test_wait_holds_the_turn_to_its_deadline_and_nowait_lifts_it(rc: App) -> Non
     assert _resolved_turns(rc) == 1, "every order is in and nobody holds it: resolved at the next tick"
 
 
-def test_wait_in_a_game_without_early_resolution_holds_nothing(rc: App) -> None:
+def test_wait_in_a_game_without_early_resolution_holds_nothing(rc: TestApp) -> None:
     """Turns that never resolve early (`gm configure --early-resolution off`) have nothing to hold:
     said so, without [ERROR]; in a paused game there is no turn open for orders."""
     with rc.db.transaction() as session:
@@ -141,7 +140,7 @@ def test_wait_in_a_game_without_early_resolution_holds_nothing(rc: App) -> None:
     assert "has no turn open for orders now (paused)" in body_of(last(rc, ADDRESS["kelly"]))
 
 
-def test_clear_wait_and_nowait_are_for_the_seats_players(rc: App) -> None:
+def test_clear_wait_and_nowait_are_for_the_seats_players(rc: TestApp) -> None:
     """A stranger's CLEAR is refused (a player command); the GM is told to use ORDER/PLOT."""
     stranger_says(rc, "someone@else.example", "CLEAR rc1")
     assert "not in any game running here" in " ".join(body_of(last(rc, "someone@else.example")).split())

@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import App
 from bot.games.turns import create_game
 from bot.mail_in.auth import signed_address
 from bot.settings import AuthSettings
-from bot.testing import body_of, plain_mail
+from bot.testing import TestApp, body_of, plain_mail
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, BOT, GM, RACERS, cycle, mails
 from tests.helpers import fake_inbox
@@ -24,7 +23,7 @@ AUTHSERV = "mx.example.org"
 
 
 @pytest.fixture
-def dmarc_site(tmp_path: Path) -> Iterator[App]:
+def dmarc_site(tmp_path: Path) -> Iterator[TestApp]:
     """rc1 on a site that accepts the password and a DMARC pass from mx.example.org."""
     app = gm_helpers.new_app(tmp_path, auth=AuthSettings(accept=("password", "dmarc"), authserv_id=AUTHSERV))
     with app.db.transaction() as session:
@@ -44,7 +43,7 @@ def dmarc_site(tmp_path: Path) -> Iterator[App]:
     app.close()
 
 
-def ping(app: App, sender: str, to: str = BOT, text: str = "PING", **headers: str) -> None:
+def ping(app: TestApp, sender: str, to: str = BOT, text: str = "PING", **headers: str) -> None:
     fake_inbox(app).deliver(
         plain_mail(
             sender,
@@ -58,12 +57,12 @@ def ping(app: App, sender: str, to: str = BOT, text: str = "PING", **headers: st
     cycle(app)
 
 
-def answer(app: App, address: str) -> tuple[str, str]:
+def answer(app: TestApp, address: str) -> tuple[str, str]:
     msg = mails(app, address)[-1]
     return str(msg["Subject"]), " ".join(body_of(msg).split())  # its words, wrapping aside
 
 
-def password_of(app: App, seat: str) -> str:
+def password_of(app: TestApp, seat: str) -> str:
     from sqlalchemy import select
 
     from bot.models import Seat
@@ -72,7 +71,7 @@ def password_of(app: App, seat: str) -> str:
         return session.scalars(select(Seat.secret).where(Seat.name == seat)).one()
 
 
-def test_a_ping_through_the_signed_reply_address_says_so(rc: App) -> None:
+def test_a_ping_through_the_signed_reply_address_says_so(rc: TestApp) -> None:
     """From any address: the signed reply address signs the seat in; the answer goes to the
     registered address, names the seat and the proof, and the turn's deadline."""
     before = len(mails(rc, "kelly.phone@mobile.example"))
@@ -84,21 +83,21 @@ def test_a_ping_through_the_signed_reply_address_says_so(rc: App) -> None:
     assert len(mails(rc, "kelly.phone@mobile.example")) == before, "never to a From that is not registered"
 
 
-def test_a_ping_with_the_password_says_so(rc: App) -> None:
+def test_a_ping_with_the_password_says_so(rc: TestApp) -> None:
     ping(rc, ADDRESS["seb"], text=f"PING\nPASSWORD {password_of(rc, 'seb')}")
     subject, text = answer(rc, ADDRESS["seb"])
     assert subject.endswith("PING: your mail was accepted") and "by the password in the mail" in text
     assert password_of(rc, "seb") not in text, "the password is not mailed back"
 
 
-def test_a_ping_from_the_gm_says_as_the_gm(rc: App) -> None:
+def test_a_ping_from_the_gm_says_as_the_gm(rc: TestApp) -> None:
     ping(rc, GM, to=signed_address(BOT, "test-site-secret", "rc1", "gm"))
     subject, text = answer(rc, GM)
     assert subject.endswith("PING: your mail was accepted") and "the GM of rc1" in text
     assert "GM reply address, sent from your registered address" in text
 
 
-def test_a_ping_passed_by_dmarc_names_the_servers_verdict(dmarc_site: App) -> None:
+def test_a_ping_passed_by_dmarc_names_the_servers_verdict(dmarc_site: TestApp) -> None:
     """The topmost Authentication-Results of our server says dmarc=pass for the From's domain."""
     ping(
         dmarc_site,
@@ -110,12 +109,12 @@ def test_a_ping_passed_by_dmarc_names_the_servers_verdict(dmarc_site: App) -> No
     assert "dmarc=pass for example.org" in text and AUTHSERV in text
 
 
-def test_a_ping_passed_by_aligned_dkim_says_dkim(dmarc_site: App) -> None:
+def test_a_ping_passed_by_aligned_dkim_says_dkim(dmarc_site: TestApp) -> None:
     ping(dmarc_site, ADDRESS["anna"], **{"Authentication-Results": f"{AUTHSERV}; dkim=pass header.d=example.org"})
     assert "dkim=pass for example.org, aligned" in answer(dmarc_site, ADDRESS["anna"])[1]
 
 
-def test_a_ping_that_proves_nothing_is_told_why_at_the_registered_address_once_a_day(dmarc_site: App) -> None:
+def test_a_ping_that_proves_nothing_is_told_why_at_the_registered_address_once_a_day(dmarc_site: TestApp) -> None:
     """From a registered address with no proof (and a DMARC fail): why not, to that address,
     once a day; nothing in it repeats the mail."""
     ping(dmarc_site, ADDRESS["roger"], **{"Authentication-Results": f"{AUTHSERV}; dmarc=fail header.from=example.org"})
@@ -128,7 +127,7 @@ def test_a_ping_that_proves_nothing_is_told_why_at_the_registered_address_once_a
     assert len(mails(dmarc_site, ADDRESS["roger"])) == count, "at most once a day"
 
 
-def test_a_stale_reply_address_is_named_as_the_reason(rc: App) -> None:
+def test_a_stale_reply_address_is_named_as_the_reason(rc: TestApp) -> None:
     """A reply address that does not verify (a seat handed on, a typo) is said to be the reason."""
     bad = signed_address(BOT, "another-secret", "rc1", "anna")
     ping(rc, ADDRESS["anna"], to=bad)
@@ -136,14 +135,14 @@ def test_a_stale_reply_address_is_named_as_the_reason(rc: App) -> None:
     assert subject.endswith("PING: your mail was not accepted") and "not valid (any more)" in text
 
 
-def test_a_strangers_ping_gets_the_general_answer_strangers_get(rc: App) -> None:
+def test_a_strangers_ping_gets_the_general_answer_strangers_get(rc: TestApp) -> None:
     ping(rc, "nobody@else.example")
     subject, text = answer(rc, "nobody@else.example")
     assert subject.endswith("You are not in a game here") and "PING" not in subject
     assert "accepted" not in text
 
 
-def test_no_line_of_these_answers_is_an_order_line(dmarc_site: App) -> None:
+def test_no_line_of_these_answers_is_an_order_line(dmarc_site: TestApp) -> None:
     """testing.md: Outlook quotes without '>', so no line of the bot's mail may parse as an
     order -- PING's answers (accepted, and why not), CALENDAR's, REMINDERS', UNSUBSCRIBE's."""
     from rules import find_game

@@ -3,21 +3,20 @@ off until they ask, confirmed in the answer."""
 
 from __future__ import annotations
 
-from bot.app import App
 from bot.models import Player
-from bot.testing import body_of
+from bot.testing import TestApp, body_of
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, mails, player_says
 
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 
 
-def rating_of(app: App, seat: str) -> bool:
+def rating_of(app: TestApp, seat: str) -> bool:
     with app.db.read() as session:
         return session.query(Player).filter_by(address=ADDRESS[seat]).one().rating
 
 
-def test_rating_is_off_until_asked_and_rating_on_and_off_are_confirmed(rc: App) -> None:
+def test_rating_is_off_until_asked_and_rating_on_and_off_are_confirmed(rc: TestApp) -> None:
     assert rating_of(rc, "roger") is False
     player_says(rc, "roger", "RATING ON")
     answer = mails(rc, ADDRESS["roger"])[-1]
@@ -33,7 +32,7 @@ def test_rating_is_off_until_asked_and_rating_on_and_off_are_confirmed(rc: App) 
     assert rating_of(rc, "roger") is False
 
 
-def test_rating_with_a_word_not_on_or_off_is_refused_with_the_syntax(rc: App) -> None:
+def test_rating_with_a_word_not_on_or_off_is_refused_with_the_syntax(rc: TestApp) -> None:
     player_says(rc, "roger", "RATING PLEASE\u202e")
     answer = body_of(mails(rc, ADDRESS["roger"])[-1])
     assert "RATING [ON|OFF]" in answer

@@ -17,13 +17,12 @@ from email.message import EmailMessage
 import pytest
 from sqlalchemy import select
 
-from bot.app import App
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_in import tokens
 from bot.mail_in.auth import signed_address
 from bot.models import InboundMessage, Observer, Player, PressMode, Seat
 from bot.store import find_game_row
-from bot.testing import plain_mail, reply_to
+from bot.testing import TestApp, plain_mail, reply_to
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import (
     ADDRESS,
@@ -47,7 +46,7 @@ SIGNED = re.compile(r"flagman\+[a-z0-9_-]+\.[a-z0-9_-]+\.[a-z2-7]{12}@", re.I)
 
 
 @pytest.fixture
-def site(rc: App) -> App:
+def site(rc: TestApp) -> TestApp:
     """rc1 under way (five players, GM), rc2 open for sign-ups with two players in."""
     with rc.db.transaction() as session:
         create_game(
@@ -64,7 +63,7 @@ def site(rc: App) -> App:
         )
     for n in range(2):
         stranger_joins(rc, f"runner{n}@example.net", f"JOIN rc2 Runner {n}")
-    rc.mailer.clear()  # type: ignore[attr-defined]
+    rc.mailer.clear()
     return rc
 
 
@@ -73,7 +72,7 @@ def carries_nothing_signed(msg: EmailMessage) -> bool:
     return msg["Reply-To"] is None and not SIGNED.search(str(msg) + body_of(msg))
 
 
-def set_press(app: App, mode: PressMode, game: str = "rc1") -> None:
+def set_press(app: TestApp, mode: PressMode, game: str = "rc1") -> None:
     """What `flagman gm configure GAME --press MODE` does."""
     with app.db.transaction() as session:
         row = find_game_row(session, game)
@@ -81,7 +80,7 @@ def set_press(app: App, mode: PressMode, game: str = "rc1") -> None:
         row.press = mode
 
 
-def all_order(app: App, game: str = "rc1", text: str = "USE 2") -> None:
+def all_order(app: TestApp, game: str = "rc1", text: str = "USE 2") -> None:
     for seat in ADDRESS:
         player_says(app, seat, text, game=game)
 
@@ -89,7 +88,7 @@ def all_order(app: App, game: str = "rc1", text: str = "USE 2") -> None:
 # -- for anyone ---------------------------------------------------------------------------------
 
 
-def test_a_stranger_asking_for_help_gets_the_commands_not_a_refusal(site: App) -> None:
+def test_a_stranger_asking_for_help_gets_the_commands_not_a_refusal(site: TestApp) -> None:
     """ "A stranger who sends HELP is refused" -- now the general help, for anyone,
     at the plain address, with the commands for anyone and those for players."""
     stranger_says(site, KIM, "HELP")
@@ -112,7 +111,7 @@ def test_a_stranger_asking_for_help_gets_the_commands_not_a_refusal(site: App) -
     assert carries_nothing_signed(answer)
 
 
-def test_list_shows_the_open_games_first_with_free_seats_and_the_others_with_deadlines(site: App) -> None:
+def test_list_shows_the_open_games_first_with_free_seats_and_the_others_with_deadlines(site: TestApp) -> None:
     """LIST: "the games, open ones first", with free seats (open) and deadlines (under way)."""
     stranger_says(site, KIM, "LIST")
     body = body_of(last(site, KIM))
@@ -123,13 +122,13 @@ def test_list_shows_the_open_games_first_with_free_seats_and_the_others_with_dea
     assert "kelly@example.org" not in body  # nobody's address is listed
 
 
-def test_list_shows_a_players_deadlines_in_their_own_zone(site: App) -> None:
+def test_list_shows_a_players_deadlines_in_their_own_zone(site: TestApp) -> None:
     """A player's LIST shows deadlines in the player's zone (seb: Europe/Paris)."""
     player_says(site, "seb", "LIST")
     assert "due Wed 7 Jan 2026 10:00 CET" in body_of(last(site, ADDRESS["seb"]))
 
 
-def test_rules_gives_the_summary_and_the_order_syntax_and_never_echoes_an_unknown_name(site: App) -> None:
+def test_rules_gives_the_summary_and_the_order_syntax_and_never_echoes_an_unknown_name(site: TestApp) -> None:
     """RULES <game>: the rules summary JOIN's welcome gives, with the order syntax and the game's
     settings; an unknown game is refused without repeating the sender's words."""
     stranger_says(site, KIM, "RULES rc2")
@@ -143,7 +142,7 @@ def test_rules_gives_the_summary_and_the_order_syntax_and_never_echoes_an_unknow
     assert "No game by that name" in str(refusal["Subject"]) and "watches" not in str(refusal)
 
 
-def test_observe_starts_only_when_its_confirmation_comes_back(site: App) -> None:
+def test_observe_starts_only_when_its_confirmation_comes_back(site: TestApp) -> None:
     """OBSERVE from a stranger: a mail with a code to the From, nothing more; the observation
     starts when the reply to it comes back (the code in its subject); from then on the
     observer gets every turn's public results, at the plain address, nothing signed."""
@@ -165,7 +164,7 @@ def test_observe_starts_only_when_its_confirmation_comes_back(site: App) -> None
     assert copy["From"].addresses[0].addr_spec == BOT
 
 
-def test_a_confirmation_line_in_the_body_counts_too(site: App) -> None:
+def test_a_confirmation_line_in_the_body_counts_too(site: TestApp) -> None:
     """The code may come back as a CONFIRM line in a new mail instead of a reply."""
     stranger_says(site, KIM, "OBSERVE rc1")
     code = re.search(r"CONFIRM (\S+)", body_of(last(site, KIM)))
@@ -175,7 +174,7 @@ def test_a_confirmation_line_in_the_body_counts_too(site: App) -> None:
         assert session.scalars(select(Observer.address)).all() == [KIM]
 
 
-def test_a_code_counts_only_from_its_address_and_only_for_a_few_days(site: App) -> None:
+def test_a_code_counts_only_from_its_address_and_only_for_a_few_days(site: TestApp) -> None:
     """The code is a MAC of what it confirms, the address it went to and the day: sent back
     from any other address, or after `VALID_DAYS`, it stands for nothing."""
     stranger_says(site, KIM, "OBSERVE rc1")
@@ -191,7 +190,7 @@ def test_a_code_counts_only_from_its_address_and_only_for_a_few_days(site: App) 
         assert session.scalars(select(Observer)).all() == []
 
 
-def test_unobserve_stops_the_results(site: App) -> None:
+def test_unobserve_stops_the_results(site: TestApp) -> None:
     """UNOBSERVE rc1 (or UNOBSERVE, for every game): no more results to the address."""
     stranger_says(site, KIM, "OBSERVE rc1")
     fake_inbox(site).deliver(reply_to(last(site, KIM), "", sender=KIM))
@@ -203,7 +202,7 @@ def test_unobserve_stops_the_results(site: App) -> None:
     assert len(mails(site, KIM)) == before
 
 
-def test_a_stranger_gets_a_few_answers_a_day_whatever_it_asks_but_a_code_of_ours_is_answered(site: App) -> None:
+def test_a_stranger_gets_a_few_answers_a_day_whatever_it_asks_but_a_code_of_ours_is_answered(site: TestApp) -> None:
     """Unauthenticated mail limits: a few answers a day per address, all kinds of
     answer together (LIST, HELP, the notice, JOIN); the reply that brings back a code the bot
     mailed is still answered -- only a mail of ours could carry it."""
@@ -220,7 +219,7 @@ def test_a_stranger_gets_a_few_answers_a_day_whatever_it_asks_but_a_code_of_ours
     assert sum(d.startswith("unknown sender") for d in details) == 4  # ignored, and in the digest
 
 
-def test_a_player_observes_another_game_at_once_at_the_registered_address(site: App) -> None:
+def test_a_player_observes_another_game_at_once_at_the_registered_address(site: TestApp) -> None:
     """A mail that proved a seat proved its registered address: OBSERVE needs no confirmation."""
     player_says(site, "seb", "OBSERVE rc2")
     assert "You observe rc2" in str(last(site, ADDRESS["seb"])["Subject"])
@@ -233,7 +232,7 @@ def test_a_player_observes_another_game_at_once_at_the_registered_address(site: 
 # -- PRESS ----------------------------------------------------------------------------------------
 
 
-def test_press_to_all_reaches_every_other_player_and_the_gm_gets_a_copy(site: App) -> None:
+def test_press_to_all_reaches_every_other_player_and_the_gm_gets_a_copy(site: TestApp) -> None:
     """PRESS rc1 ALL, the message under it up to ENDPRESS: each other player gets it (signed,
     by default), quoted so that no line of it is an order line of the bot's mail; the GM gets a
     copy; the sender a confirmation; the lines after ENDPRESS are orders as ever."""
@@ -253,7 +252,7 @@ def test_press_to_all_reaches_every_other_player_and_the_gm_gets_a_copy(site: Ap
     assert "USE 4" in answer
 
 
-def test_anonymous_press_names_nobody_to_the_players_but_the_gms_copy_does(site: App) -> None:
+def test_anonymous_press_names_nobody_to_the_players_but_the_gms_copy_does(site: TestApp) -> None:
     """The GM's choice per game (`gm configure --press`): anonymous press is not signed."""
     set_press(site, PressMode.ANONYMOUS)
     player_says(site, "seb", "PRESS rc1 kelly\nI will cruise this turn.")
@@ -265,7 +264,7 @@ def test_anonymous_press_names_nobody_to_the_players_but_the_gms_copy_does(site:
     assert "Anonymous press in rc1 from seb (Seb) to kelly" in gm_copy
 
 
-def test_press_refusals_say_why(site: App) -> None:
+def test_press_refusals_say_why(site: TestApp) -> None:
     """No press in a game whose GM allows none; an unknown seat is answered with the seats;
     a PRESS with no message is refused; a stranger cannot send press."""
     player_says(site, "seb", "PRESS rc1 nobody\nhello")
@@ -288,7 +287,7 @@ def test_press_refusals_say_why(site: App) -> None:
 # -- TIMEZONE, ADDRESS, VACATION -----------------------------------------------------------------
 
 
-def test_timezone_is_checked_and_later_mail_uses_it(site: App) -> None:
+def test_timezone_is_checked_and_later_mail_uses_it(site: TestApp) -> None:
     """TIMEZONE Europe/Paris (any case): set and confirmed; later mail shows deadlines in it. A
     zone not known is refused with the closest names."""
     player_says(site, "kelly", "TIMEZONE europe/paris")
@@ -303,7 +302,7 @@ def test_timezone_is_checked_and_later_mail_uses_it(site: App) -> None:
         assert session.scalar(select(Player.timezone).where(Player.address == ADDRESS["kelly"])) == "Europe/Paris"
 
 
-def test_address_moves_only_once_confirmed_from_the_new_address_and_the_old_one_is_told(site: App) -> None:
+def test_address_moves_only_once_confirmed_from_the_new_address_and_the_old_one_is_told(site: TestApp) -> None:
     """ADDRESS new@...: a code goes to the new address, and the old one is told at once with a
     STOP code; nothing changes until the code comes back from the new address and the old one
     has had [limits] address_change_hold_hours to stop it; then the player is the new
@@ -336,7 +335,7 @@ def test_address_moves_only_once_confirmed_from_the_new_address_and_the_old_one_
     assert "Orders received" in str(last(site, new)["Subject"])
 
 
-def test_address_refusals(site: App) -> None:
+def test_address_refusals(site: TestApp) -> None:
     """An address taken by another player is refused; so is the bot's own."""
     player_says(site, "kelly", f"ADDRESS {ADDRESS['seb']}")
     assert "That address is taken" in str(last(site, ADDRESS["kelly"])["Subject"])
@@ -344,7 +343,7 @@ def test_address_refusals(site: App) -> None:
     assert "Not an address for a player" in str(last(site, ADDRESS["kelly"])["Subject"])
 
 
-def test_vacation_defaults_do_not_count_towards_the_nmr_limit_and_the_gm_is_told(site: App) -> None:
+def test_vacation_defaults_do_not_count_towards_the_nmr_limit_and_the_gm_is_told(site: TestApp) -> None:
     """VACATION <from> <to>: the GM is told; a turn due in those days without the player's
     orders gets the default, and the NMR streak does not grow; outside them it does."""
     player_says(site, "kelly", "VACATION 2026-01-05 2026-01-08")
@@ -363,7 +362,7 @@ def test_vacation_defaults_do_not_count_towards_the_nmr_limit_and_the_gm_is_told
     assert {s.name: s for s in game_row(site).seats}["kelly"].nmr_streak == 1
 
 
-def test_vacation_refusals_and_off(site: App) -> None:
+def test_vacation_refusals_and_off(site: TestApp) -> None:
     """Days in the wrong order, days over, too long a vacation: refused with the reason;
     VACATION OFF ends one."""
     for text, reason in (
@@ -384,7 +383,7 @@ def test_vacation_refusals_and_off(site: App) -> None:
 # -- one answer per mail; which game ------------------------------------------------------------
 
 
-def test_several_commands_in_one_mail_get_one_answer_in_sections(site: App) -> None:
+def test_several_commands_in_one_mail_get_one_answer_in_sections(site: TestApp) -> None:
     """Every mail still gets exactly one answer (Mailman 3 style sections)."""
     before = len(mails(site, ADDRESS["seb"]))
     player_says(site, "seb", "LIST\nTIMEZONE UTC\nVACATION 2026-03-01 2026-03-02\nRULES rc2\nUSE 3")
@@ -401,7 +400,7 @@ def test_several_commands_in_one_mail_get_one_answer_in_sections(site: App) -> N
         assert heading in body, heading
 
 
-def test_a_command_naming_no_game_says_which_games_it_could_be(gapp: App) -> None:
+def test_a_command_naming_no_game_says_which_games_it_could_be(gapp: TestApp) -> None:
     """A line naming no game, from a sender with several, names them."""
     players = tuple(
         PlayerSpec(f"p{i}", "multi@example.org" if i == 0 else f"p{i}@example.org", f"P{i}") for i in range(5)
@@ -425,7 +424,7 @@ def test_a_command_naming_no_game_says_which_games_it_could_be(gapp: App) -> Non
     assert "--- Which game? ---" in text and "cannot tell which one this mail is for: rc1, rc2" in text  # USE 3
 
 
-def test_the_settings_of_a_game_and_its_players_show_in_the_digest(site: App) -> None:
+def test_the_settings_of_a_game_and_its_players_show_in_the_digest(site: TestApp) -> None:
     """The digest: early resolution, press, observers, players on vacation, per game."""
     from bot.gm import digest
 
@@ -438,7 +437,7 @@ def test_the_settings_of_a_game_and_its_players_show_in_the_digest(site: App) ->
     assert "On vacation (defaults then count as no NMR): kelly 2026-01-05 to 2026-01-09." in body
 
 
-def test_early_resolution_off_waits_for_the_deadline(gapp: App) -> None:
+def test_early_resolution_off_waits_for_the_deadline(gapp: TestApp) -> None:
     """Item 2: early resolution is the GM's choice per game (`game new --early-resolution
     off`): with it off, a turn with every order in waits for its deadline."""
     with gapp.db.transaction() as session:
@@ -466,14 +465,14 @@ def test_early_resolution_off_waits_for_the_deadline(gapp: App) -> None:
 # -- item 5: an incomplete set says what is missing ------------------------------------------------
 
 
-def _game(app: App, kind: str, count: int) -> None:
+def _game(app: TestApp, kind: str, count: int) -> None:
     players = tuple(PlayerSpec(f"p{i}", f"p{i}@example.org", f"P{i}") for i in range(count))
     with app.db.transaction() as session:
         create_game(app.shell, session, kind=kind, name="g1", players=players, gm_address=GM, deadline="48h", seed=5)
     app.service.send()
 
 
-def test_the_gms_seat_list_names_a_robot_seat_as_a_robot_not_an_address(gapp: App) -> None:
+def test_the_gms_seat_list_names_a_robot_seat_as_a_robot_not_an_address(gapp: TestApp) -> None:
     """The GM's copy lists each seat with who holds it: a person with their address, a robot
     as a robot with its level (it has no address to show)."""
     players = (PlayerSpec("p0", "p0@example.org", "P0"), PlayerSpec("p1", "p1@example.org", "P1"))
@@ -495,7 +494,7 @@ def test_the_gms_seat_list_names_a_robot_seat_as_a_robot_not_an_address(gapp: Ap
     assert "<robot>" not in seats and "  p0               P0 <p0@example.org>\n" in seats, seats
 
 
-def test_an_incomplete_speedphreakz_set_names_the_start_and_the_rounds_it_lacks(gapp: App) -> None:
+def test_an_incomplete_speedphreakz_set_names_the_start_and_the_rounds_it_lacks(gapp: TestApp) -> None:
     """speedphreakz.md §5: the set-up takes the START and the programs of rounds 1 and 2; a mail
     with round 1 only is confirmed with what it lacks, each with its syntax."""
     _game(gapp, "speedphreakz", 2)
@@ -506,7 +505,7 @@ def test_an_incomplete_speedphreakz_set_names_the_start_and_the_rounds_it_lacks(
     assert "    - the program for round 2: a ROUND 2 line with up to 12 actions" in body
 
 
-def test_a_speed_circuit_plot_whose_path_line_was_refused_says_so(gapp: App) -> None:
+def test_a_speed_circuit_plot_whose_path_line_was_refused_says_so(gapp: TestApp) -> None:
     """ "A bad Speed Circuit PATH line was dropped and the rest called 'a complete
     set'": the confirmation now names the line left out, and that its default stands."""
     _game(gapp, "speed_circuit", 2)
@@ -524,7 +523,7 @@ def test_a_speed_circuit_plot_whose_path_line_was_refused_says_so(gapp: App) -> 
     assert "Added to the set you had on file, which stands: > SPEED 40" in again, again
 
 
-def test_a_line_refused_as_given_twice_leaves_the_first_standing_not_the_default(gapp: App) -> None:
+def test_a_line_refused_as_given_twice_leaves_the_first_standing_not_the_default(gapp: TestApp) -> None:
     """Played by mail (playfix C2): "SKILL ALL / SKILL NONE" was answered "SKILL given twice; the
     first one counts" and then "That is a complete set without what line 4 (SKILL) would have
     said: the default stands for that", while SKILL ALL stands. The confirmation says the line
@@ -540,7 +539,7 @@ def test_a_line_refused_as_given_twice_leaves_the_first_standing_not_the_default
     assert "> SKILL ACCEL TOP START BRAKES CHANCE PASS CRASH" in body
 
 
-def test_no_line_of_the_self_service_mail_is_an_order_line(site: App) -> None:
+def test_no_line_of_the_self_service_mail_is_an_order_line(site: TestApp) -> None:
     """testing.md: "Never put a line that parses as a valid order into the bot's own mail
     (Outlook quotes without '>')" -- press quoting orders, LIST, RULES, HELP, the confirmation
     mails, the observer's results, the answers to TIMEZONE, ADDRESS, VACATION."""
@@ -561,7 +560,7 @@ def test_no_line_of_the_self_service_mail_is_an_order_line(site: App) -> None:
             assert not rules.parse_orders(state, "kelly", line).orders, f"{msg['Subject']}: {line!r}"
 
 
-def test_the_gm_may_send_press_and_a_player_may_write_to_the_gm_alone(site: App) -> None:
+def test_the_gm_may_send_press_and_a_player_may_write_to_the_gm_alone(site: TestApp) -> None:
     """PRESS from the GM goes to every player, signed as the GM (whatever the game's press
     setting); PRESS <game> GM from a player goes to the GM alone."""
     set_press(site, PressMode.ANONYMOUS)
@@ -574,7 +573,7 @@ def test_the_gm_may_send_press_and_a_player_may_write_to_the_gm_alone(site: App)
     assert not [m for m in mails(site, ADDRESS["kelly"]) if "late on Friday" in body_of(m)]
 
 
-def test_a_speed_circuit_confirmation_says_what_the_plot_costs(gapp: App) -> None:
+def test_a_speed_circuit_confirmation_says_what_the_plot_costs(gapp: TestApp) -> None:
     """mail-interface.md, "The confirmation": "What the orders cost, where
     the game can say so ('this plot costs 2 wear and a top-speed test')". At the first race
     turn the cars stand on the grid at 0 mph: SPEED 20 along the lane is free; a plot the
@@ -591,7 +590,7 @@ def test_a_speed_circuit_confirmation_says_what_the_plot_costs(gapp: App) -> Non
     assert "What they will cost:" not in body_of(last(gapp, "p0@example.org"))
 
 
-def test_a_speedphreakz_confirmation_says_the_program_cost_against_control(gapp: App) -> None:
+def test_a_speedphreakz_confirmation_says_the_program_cost_against_control(gapp: TestApp) -> None:
     """ "program cost 125; control this round is 101-200, so you may lose
     control from action 4". At the set-up, rounds 1 and 2 are priced from the chart (the car
     is not on the map yet): F3 F2 F1 costs 75, 120, 140."""
@@ -605,7 +604,7 @@ def test_a_speedphreakz_confirmation_says_the_program_cost_against_control(gapp:
     assert "Round 2 program cost 20 before terrain" in said
 
 
-def test_a_locked_round_refused_claims_no_default_for_it(gapp: App) -> None:
+def test_a_locked_round_refused_claims_no_default_for_it(gapp: TestApp) -> None:
     """Played by mail (playfix SP-A): in round 2, "ROUND 2: F1 / ROUND 3: F1 F1" was answered
     "round 2's program was locked ... send ROUND 3" and then "That is a complete set without what
     line 1 (ROUND) would have said: the default stands for that" -- no default stands for it:
@@ -621,7 +620,7 @@ def test_a_locked_round_refused_claims_no_default_for_it(gapp: App) -> None:
     assert "That is a complete set without line 1 (ROUND): the orders below count without it." in body, body
 
 
-def test_a_speedphreakz_sheet_says_the_round_its_orders_are_for(gapp: App) -> None:
+def test_a_speedphreakz_sheet_says_the_round_its_orders_are_for(gapp: TestApp) -> None:
     """Orders run one round ahead (speedphreakz.md §5): the sheet of Round 2, whose program is
     locked, asks for the program of round 3, so its orders are due for Round 3, not Round 2."""
     _game(gapp, "speedphreakz", 2)
@@ -633,7 +632,7 @@ def test_a_speedphreakz_sheet_says_the_round_its_orders_are_for(gapp: App) -> No
     assert "Your orders for Round 2" not in body, body
 
 
-def test_a_program_locked_at_this_turns_resolution_is_lacking_now(gapp: App) -> None:
+def test_a_program_locked_at_this_turns_resolution_is_lacking_now(gapp: TestApp) -> None:
     """speedphreakz.md §5 Pipeline: turn 1 "takes rounds 1 and 2 and resolves round 1"; round 2's
     program is locked then (a ROUND 2 sent after is refused). A set-up with START and ROUND 1 was
     told "That set is complete for Set-up and round 1. Not needed before a later turn, and filled

@@ -17,11 +17,10 @@ import pytest
 from PIL import Image
 from sqlalchemy import select
 
-from bot.app import App
 from bot.cli import init_dir, main
 from bot.games.turns import PlayerSpec, create_game
 from bot.models import Turn
-from bot.testing import FakeMailer
+from bot.testing import FakeMailer, TestApp, body_of
 from rules import find_game, game_names
 from rules.api import Viewer
 from tests.bot import gm_helpers
@@ -31,7 +30,7 @@ rc = gm_helpers.rc  # the shared fixtures (`gapp`, which `rc` takes, is found th
 gapp = gm_helpers.gapp
 
 
-def with_archive(app: App, tmp_path: Path) -> Path:
+def with_archive(app: TestApp, tmp_path: Path) -> Path:
     root = tmp_path / "site"
     app.use_settings(
         replace(
@@ -41,7 +40,7 @@ def with_archive(app: App, tmp_path: Path) -> Path:
     return root
 
 
-def play(app: App, kind: str, turns: int) -> list[str]:
+def play(app: TestApp, kind: str, turns: int) -> list[str]:
     rules = find_game(kind)
     seats = [f"p{i}" for i in range(rules.min_players)]
     with app.db.transaction() as session:
@@ -57,7 +56,7 @@ def play(app: App, kind: str, turns: int) -> list[str]:
         )
     app.service.send()
     for _ in range(turns):
-        app.clock.advance(hours=25)  # type: ignore[attr-defined]
+        app.clock.advance(hours=25)
         app.service.tick()
         app.service.send()
     return seats
@@ -90,7 +89,7 @@ def parse(path: Path) -> Links:
     return links
 
 
-def resolved_turns(app: App) -> list[Turn]:
+def resolved_turns(app: TestApp) -> list[Turn]:
     with app.db.read() as session:
         return [t for t in session.scalars(select(Turn).order_by(Turn.number)) if t.state_after is not None]
 
@@ -104,7 +103,7 @@ def mail_picture(msg: EmailMessage) -> bytes | None:
 
 
 @pytest.mark.parametrize("kind", game_names())
-def test_the_bot_keeps_the_archive_after_every_turn(app: App, tmp_path: Path, kind: str) -> None:
+def test_the_bot_keeps_the_archive_after_every_turn(app: TestApp, tmp_path: Path, kind: str) -> None:
     """With [bot] archive_dir, every turn adds its page and picture (the very PNG of
     the turn's mails); the index lists every turn; plain HTML, no JavaScript, links that resolve."""
     root = with_archive(app, tmp_path)
@@ -142,11 +141,11 @@ def test_the_bot_keeps_the_archive_after_every_turn(app: App, tmp_path: Path, ki
     )
     # The results mails link the archive (text and HTML).
     last = list(results.values())[-1]
-    assert "https://races.example.org/g1/" in last.get_body(("plain",)).get_content()  # type: ignore[union-attr]
-    assert 'href="https://races.example.org/g1/"' in last.get_body(("html",)).get_content()  # type: ignore[union-attr]
+    assert "https://races.example.org/g1/" in body_of(last)
+    assert 'href="https://races.example.org/g1/"' in body_of(last, "html")
 
 
-def test_the_cli_writes_the_same_site(app: App, tmp_path: Path) -> None:
+def test_the_cli_writes_the_same_site(app: TestApp, tmp_path: Path) -> None:
     """`flagman archive GAME DIR` writes the whole site; it equals what the bot
     wrote turn by turn."""
     root = with_archive(app, tmp_path)
@@ -167,7 +166,7 @@ def test_the_cli_writes_the_same_site(app: App, tmp_path: Path) -> None:
     assert main(["--config", str(config), "archive", "nosuchgame", str(tmp_path / "x")]) == 2
 
 
-def test_no_archive_dir_no_archive(app: App, tmp_path: Path) -> None:
+def test_no_archive_dir_no_archive(app: TestApp, tmp_path: Path) -> None:
     """The bot writes the archive only when [bot] archive_dir is configured."""
     play(app, "racecraft", 2)
     assert not app.settings.bot.archive_dir
@@ -176,7 +175,7 @@ def test_no_archive_dir_no_archive(app: App, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("kind", game_names())
 def test_the_archive_shows_nothing_private(
-    app: App, tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
+    app: TestApp, tmp_path: Path, kind: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The archive shows only what the public report shows: no player's private
     part on any page."""
@@ -205,7 +204,7 @@ def test_the_archive_shows_nothing_private(
             assert f"SECRET-LINE-OF-{seat}" not in text, page.name
 
 
-def test_a_gms_process_by_mail_is_published_once_its_batch_is_committed(rc: App, tmp_path: Path) -> None:
+def test_a_gms_process_by_mail_is_published_once_its_batch_is_committed(rc: TestApp, tmp_path: Path) -> None:
     """ "every turn adds its page" and architecture.md ("archive (an explicit
     step)"): a turn the GM's PROCESS resolves is published by the service after the batch of
     mail that carried it commits (`Service.handle_batch`), not by a hook on the session."""

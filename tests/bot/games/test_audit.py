@@ -4,9 +4,9 @@ done by the bot (actor `BOT`, no Message-ID, `via` what did it), beside the GM's
 
 from __future__ import annotations
 
-from bot.app import App
 from bot.games.audit import BOT
 from bot.store import find_game_row
+from bot.testing import TestApp
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import audit, cycle, gm_says, player_says, turns
 from tests.helpers import moving_clock
@@ -14,14 +14,14 @@ from tests.helpers import moving_clock
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 
 
-def _everyone_but_anna_orders(app: App) -> None:
+def _everyone_but_anna_orders(app: TestApp) -> None:
     for seat in ("kelly", "seb", "steve", "roger"):
         player_says(app, seat, "CRUISE" if len(turns(app)) > 1 else "USE 3")
     moving_clock(app).advance(hours=49)
     cycle(app)
 
 
-def test_the_nmr_limits_warning_and_drop_are_rows_done_by_the_bot(rc: App) -> None:
+def test_the_nmr_limits_warning_and_drop_are_rows_done_by_the_bot(rc: TestApp) -> None:
     """Seats, the NMR limit: "one turn before the limit the player is warned by mail; at the
     limit the seat is dropped": both in the audit log, as the bot's, keyed by seat and turn."""
     with rc.db.transaction() as session:
@@ -36,7 +36,7 @@ def test_the_nmr_limits_warning_and_drop_are_rows_done_by_the_bot(rc: App) -> No
     assert rows[1].undo is not None  # the drop can be undone: the state it changed is kept
 
 
-def test_orders_withdrawn_after_a_rollback_are_a_row_done_by_the_bot_at_the_deadline(rc: App) -> None:
+def test_orders_withdrawn_after_a_rollback_are_a_row_done_by_the_bot_at_the_deadline(rc: TestApp) -> None:
     """ROLLBACK keeps the orders sent for the next turn; those the new resolution withdraws are
     recorded as the bot's, done at the deadline (here the GM's PROCESS), with what was withdrawn."""
     player_says(rc, "seb", "USE 2")

@@ -18,14 +18,13 @@ from hypothesis import strategies as st
 from sqlalchemy import select
 from sqlalchemy.orm.attributes import set_committed_value
 
-from bot.app import App
 from bot.cli import main as cli_main
 from bot.fate import Refused
 from bot.games import bench, reliability
 from bot.gm import digest
 from bot.models import ChangeWhy, OfferStatus, Player, Seat, SeatChange, SeatOffer
 from bot.store import find_game_row
-from bot.testing import reply_to
+from bot.testing import TestApp, reply_to
 from rules.reliability import Reliability
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, GM, audit, body_of, cycle, gm_says, last, mails, player_says, stranger_says
@@ -37,14 +36,14 @@ SUB1, SUB2 = "sub1@example.net", "sub2@example.net"
 ORDERING = ("kelly", "seb", "steve", "roger")  # anna sends nothing
 
 
-def record_of(app: App, address: str) -> Reliability:
+def record_of(app: TestApp, address: str) -> Reliability:
     with app.db.read() as session:
         player = session.scalar(select(Player).where(Player.address == address))
         assert player is not None, address
         return reliability.record(session, player)
 
 
-def seat_of(app: App, name: str, game: str = "rc1") -> tuple[str, bool]:
+def seat_of(app: TestApp, name: str, game: str = "rc1") -> tuple[str, bool]:
     """The address holding seat `name` and whether a robot drives it."""
     with app.db.read() as session:
         row = find_game_row(session, game)
@@ -53,7 +52,7 @@ def seat_of(app: App, name: str, game: str = "rc1") -> tuple[str, bool]:
         return seat.player.address, seat.robot
 
 
-def on_bench(app: App, address: str, kind: str = "racecraft") -> None:
+def on_bench(app: TestApp, address: str, kind: str = "racecraft") -> None:
     """A stranger's SUBSTITUTE ON and the reply to its code mail (double opt-in)."""
     stranger_says(app, address, f"SUBSTITUTE ON {kind}")
     code_mail = last(app, address)
@@ -63,15 +62,15 @@ def on_bench(app: App, address: str, kind: str = "racecraft") -> None:
     assert "You are on the substitutes bench of Racecraft" in body_of(last(app, address))
 
 
-def a_turn(app: App, seats: tuple[str, ...] = ORDERING) -> None:
+def a_turn(app: TestApp, seats: tuple[str, ...] = ORDERING) -> None:
     """Each of `seats` sends USE 1; the deadline passes."""
     for seat in seats:
         player_says(app, seat, "USE 1")
-    app.clock.advance(timedelta(hours=49))  # type: ignore[attr-defined]
+    app.clock.advance(timedelta(hours=49))
     cycle(app)
 
 
-def to_the_nmr_limit(app: App) -> None:
+def to_the_nmr_limit(app: TestApp) -> None:
     with app.db.transaction() as session:
         game = find_game_row(session, "rc1")
         assert game is not None
@@ -80,11 +79,11 @@ def to_the_nmr_limit(app: App) -> None:
     a_turn(app)
 
 
-def offers_to(app: App, address: str) -> list[EmailMessage]:
+def offers_to(app: TestApp, address: str) -> list[EmailMessage]:
     return [m for m in mails(app, address) if "A seat to take over" in str(m["Subject"])]
 
 
-def test_a_stranger_is_on_the_bench_only_once_the_code_comes_back(gapp: App) -> None:
+def test_a_stranger_is_on_the_bench_only_once_the_code_comes_back(gapp: TestApp) -> None:
     stranger_says(gapp, SUB1, "SUBSTITUTE ON racecraft")
     with gapp.db.read() as session:
         assert session.scalar(select(Player).where(Player.address == SUB1)) is None  # nothing yet
@@ -94,7 +93,7 @@ def test_a_stranger_is_on_the_bench_only_once_the_code_comes_back(gapp: App) -> 
     assert "You are off the substitutes bench of Racecraft" in body_of(last(gapp, SUB2))
 
 
-def test_a_player_is_on_the_bench_at_once_and_an_unknown_kind_is_refused(rc: App) -> None:
+def test_a_player_is_on_the_bench_at_once_and_an_unknown_kind_is_refused(rc: TestApp) -> None:
     player_says(rc, "kelly", "SUBSTITUTE ON speed-circuit")
     assert "You are on the substitutes bench of Speed Circuit" in body_of(last(rc, ADDRESS["kelly"]))
     player_says(rc, "kelly", "SUBSTITUTE ON chess")
@@ -103,7 +102,7 @@ def test_a_player_is_on_the_bench_at_once_and_an_unknown_kind_is_refused(rc: App
     assert "You are on the substitutes bench of: speed_circuit" in body_of(last(rc, ADDRESS["kelly"]))
 
 
-def test_a_seat_at_the_nmr_limit_goes_to_a_robot_and_is_offered_to_the_bench(rc: App) -> None:
+def test_a_seat_at_the_nmr_limit_goes_to_a_robot_and_is_offered_to_the_bench(rc: TestApp) -> None:
     on_bench(rc, SUB1)
     on_bench(rc, SUB2)
     player_says(rc, "kelly", "SUBSTITUTE ON racecraft")  # holds a seat of rc1: never offered one
@@ -148,7 +147,7 @@ def test_a_seat_at_the_nmr_limit_goes_to_a_robot_and_is_offered_to_the_bench(rc:
     assert (anna.turns, anna.on_time, anna.nmrs, anna.abandoned) == (2, 0, 2, 1)
 
 
-def test_two_answers_at_once_give_the_seat_to_one_and_a_clear_answer_to_the_other(rc: App) -> None:
+def test_two_answers_at_once_give_the_seat_to_one_and_a_clear_answer_to_the_other(rc: TestApp) -> None:
     on_bench(rc, SUB1)
     on_bench(rc, SUB2)
     to_the_nmr_limit(rc)
@@ -165,11 +164,11 @@ def test_two_answers_at_once_give_the_seat_to_one_and_a_clear_answer_to_the_othe
         assert [(o.status, o.taken_by is not None) for o in offers] == [(OfferStatus.TAKEN, True)]
 
 
-def bodies_of(app: App, address: str) -> str:
+def bodies_of(app: TestApp, address: str) -> str:
     return "\n".join(f"{m['Subject']}\n{body_of(m)}" for m in mails(app, address))
 
 
-def test_the_offer_is_taken_by_one_conditional_update_whatever_the_order(rc: App) -> None:
+def test_the_offer_is_taken_by_one_conditional_update_whatever_the_order(rc: TestApp) -> None:
     """Two takers of one offer, in two sessions, the second after the first committed: the second
     finds it taken (the update's condition), never a second change of holder."""
     on_bench(rc, SUB1)
@@ -193,7 +192,7 @@ def test_the_offer_is_taken_by_one_conditional_update_whatever_the_order(rc: App
     assert changes == [ChangeWhy.NMR_LIMIT, ChangeWhy.SUBSTITUTE]
 
 
-def test_resign_under_way_offers_the_seat_and_without_a_bench_drops_it(rc: App) -> None:
+def test_resign_under_way_offers_the_seat_and_without_a_bench_drops_it(rc: TestApp) -> None:
     player_says(rc, "steve", "RESIGN rc1")
     assert seat_of(rc, "steve")[0] == ADDRESS["steve"]  # nobody on the bench: dropped as before
     on_bench(rc, SUB1)
@@ -205,7 +204,7 @@ def test_resign_under_way_offers_the_seat_and_without_a_bench_drops_it(rc: App) 
     assert record_of(rc, ADDRESS["steve"]).abandoned == 1
 
 
-def test_the_record_counts_turns_held_on_time_and_nmrs_from_the_games(rc: App) -> None:
+def test_the_record_counts_turns_held_on_time_and_nmrs_from_the_games(rc: TestApp) -> None:
     a_turn(rc, ("kelly", "seb"))
     a_turn(rc, ("kelly",))
     kelly, seb, anna = (record_of(rc, ADDRESS[s]) for s in ("kelly", "seb", "anna"))
@@ -223,7 +222,7 @@ def test_the_record_counts_turns_held_on_time_and_nmrs_from_the_games(rc: App) -
     assert "On-time ratio: none yet" in body_of(last(rc, "nobody@example.net"))
 
 
-def test_a_rollback_takes_the_turn_out_of_the_record_until_it_resolves_again(rc: App) -> None:
+def test_a_rollback_takes_the_turn_out_of_the_record_until_it_resolves_again(rc: TestApp) -> None:
     a_turn(rc, ("kelly",))
     assert record_of(rc, ADDRESS["seb"]).turns == 1
     gm_says(rc, "ROLLBACK rc1")
@@ -234,7 +233,7 @@ def test_a_rollback_takes_the_turn_out_of_the_record_until_it_resolves_again(rc:
     assert (seb.turns, seb.on_time) == (1, 1)
 
 
-def test_replace_gives_the_turns_after_it_to_the_new_holder(rc: App) -> None:
+def test_replace_gives_the_turns_after_it_to_the_new_holder(rc: TestApp) -> None:
     a_turn(rc, ("kelly",))
     gm_says(rc, "REPLACE rc1 kelly kim@example.net Kim")
     a_turn(rc, ("seb",))
@@ -244,7 +243,7 @@ def test_replace_gives_the_turns_after_it_to_the_new_holder(rc: App) -> None:
     assert (kim.turns, kim.on_time) == (1, 0)
 
 
-def test_the_entry_gate_refuses_a_join_below_it_with_the_figure_and_lets_a_newcomer_in(rc: App) -> None:
+def test_the_entry_gate_refuses_a_join_below_it_with_the_figure_and_lets_a_newcomer_in(rc: TestApp) -> None:
     a_turn(rc, ("kelly",))
     with rc.db.transaction() as session:
         from bot.games.turns import create_game
@@ -262,10 +261,11 @@ def test_the_entry_gate_refuses_a_join_below_it_with_the_figure_and_lets_a_newco
 
 @pytest.mark.parametrize("verb", [["game", "new", "racecraft", "--name", "rc9"], ["gm", "configure", "rc1"]])
 def test_the_cli_refuses_a_gate_outside_0_to_1(verb: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    code: int | str | None
     try:
         code = cli_main([*verb, "--min-reliability", "1.5"])
     except SystemExit as exit_:
-        code = exit_.code  # type: ignore[assignment]
+        code = exit_.code
     assert code == 2
     assert "from 0 to 1" in capsys.readouterr().err
 
@@ -299,7 +299,7 @@ def test_each_turn_of_a_seat_has_one_holder_in_the_order_the_seat_changed_hands(
     assert (since is None) == (len(changes) == len(after))
 
 
-def test_in_a_season_the_driver_put_out_keeps_the_nmr_penalty_when_the_bench_takes_the_seat(rc: App) -> None:
+def test_in_a_season_the_driver_put_out_keeps_the_nmr_penalty_when_the_bench_takes_the_seat(rc: TestApp) -> None:
     """docs/championships.md: "out by the NMR limit ...: nothing, and the NMR penalty taken away",
     whether the seat was dropped or went on to the bench; the taker scores the seat's place."""
     from bot.games import seasons, turns
@@ -334,7 +334,7 @@ def test_in_a_season_the_driver_put_out_keeps_the_nmr_penalty_when_the_bench_tak
     assert rows["Anna"] == -3
 
 
-def test_a_seat_taken_from_the_bench_reads_with_its_takers_name(rc: App) -> None:
+def test_a_seat_taken_from_the_bench_reads_with_its_takers_name(rc: TestApp) -> None:
     """docs/DESIGN.md, "Seats that change hands": a seat the bench took reads "anna (<the taker's
     name>)" in the taker's turn sheet and in the next results, as after REPLACE."""
     on_bench(rc, SUB1)
@@ -352,7 +352,7 @@ def test_a_seat_taken_from_the_bench_reads_with_its_takers_name(rc: App) -> None
 
 
 def test_in_a_season_the_bench_taker_of_a_seat_at_the_nmr_limit_drives_it_on_under_its_name_and_scores(
-    rc: App,
+    rc: TestApp,
 ) -> None:
     """docs/championships.md, "Scoring": "out by the NMR limit (the seat ... went on without
     them, to the substitutes bench): nothing, and the NMR penalty taken away ... Whoever holds a
@@ -368,10 +368,10 @@ def test_in_a_season_the_bench_taker_of_a_seat_at_the_nmr_limit_drives_it_on_und
             rc.shell, session, seasons.SeasonSettings("spring", "racecraft", GM, nmr_penalty=3, games=("rc1",))
         )
     to_the_nmr_limit(rc)
-    rc.inbox.deliver(reply_to(offers_to(rc, SUB1)[0], "mine", sender=SUB1))  # type: ignore[attr-defined]
+    rc.inbox.deliver(reply_to(offers_to(rc, SUB1)[0], "mine", sender=SUB1))
     cycle(rc)
     sheet = [m for m in mails(rc, SUB1) if "[rc1]" in str(m["Subject"]) and "from the substitutes bench" in body_of(m)]
-    rc.inbox.deliver(reply_to(sheet[-1], "USE 1", sender=SUB1))  # type: ignore[attr-defined]
+    rc.inbox.deliver(reply_to(sheet[-1], "USE 1", sender=SUB1))
     cycle(rc)
     to_the_finish(rc, "rc1")
     rc.service.tick()  # the next race, made by the bot

@@ -26,6 +26,7 @@ import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, example, given, settings
@@ -34,13 +35,12 @@ from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
 from bot import store
-from bot.app import App
 from bot.games import record
 from bot.games.turns import PlayerSpec, closing_time, create_game
 from bot.gm import digest
 from bot.mail_in.auth import signed_address
 from bot.models import Game, Outbox, Turn
-from bot.testing import plain_mail
+from bot.testing import TestApp, plain_mail
 from rules import find_game
 from tests.bot.gm_helpers import BOT, GM, cycle, gm_says, new_app, player_says
 from tests.helpers import fake_inbox, moving_clock
@@ -137,7 +137,7 @@ class Ledger:
     checked: int = 0  # claims of orders compared with a resolution
 
 
-def _game(app: App, deck: Deck) -> None:
+def _game(app: TestApp, deck: Deck) -> None:
     with app.db.transaction() as session:
         create_game(
             app.shell,
@@ -155,7 +155,7 @@ def _game(app: App, deck: Deck) -> None:
     app.service.send()
 
 
-def _act(app: App, deck: Deck, step: Step) -> None:
+def _act(app: TestApp, deck: Deck, step: Step) -> None:
     what, who, picks = step
     seat = deck.people[who]
     address = f"{seat}@example.org"
@@ -222,7 +222,7 @@ def _act(app: App, deck: Deck, step: Step) -> None:
         gm_says(app, f"{what.upper()} g1", game="g1")
 
 
-def _deliver(app: App, seat: str, text: str, subject: str, in_reply_to: str | None = None) -> None:
+def _deliver(app: TestApp, seat: str, text: str, subject: str, in_reply_to: str | None = None) -> None:
     """A mail from `seat` to its reply address, answering `in_reply_to` when given."""
     to = signed_address(BOT, "test-site-secret", "g1", seat)
     headers = (
@@ -238,7 +238,7 @@ def _deliver(app: App, seat: str, text: str, subject: str, in_reply_to: str | No
 _MAIL = itertools.count(1)
 
 
-def _turns(app: App) -> dict[int, Turn]:
+def _turns(app: TestApp) -> dict[int, Turn]:
     with app.db.read() as session:
         game = store.find_game_row(session, "g1")
         assert game is not None
@@ -251,7 +251,7 @@ def _utc(when: datetime | None) -> str | None:
     return as_utc(when).isoformat() if when is not None else None
 
 
-def _used(app: App, number: int) -> dict[str, tuple[str, str]]:
+def _used(app: TestApp, number: int) -> dict[str, tuple[str, str]]:
     """What the resolution of turn `number` used, seat by seat: (the set, filled as resolved,
     one canonical line each, sorted; and why: own, plot or default)."""
     with app.db.read() as session:
@@ -276,7 +276,7 @@ def _used(app: App, number: int) -> dict[str, tuple[str, str]]:
         return out
 
 
-def _check(app: App, ledger: Ledger, step: Step, before: dict[int, Turn]) -> None:
+def _check(app: TestApp, ledger: Ledger, step: Step, before: dict[int, Turn]) -> None:
     after = _turns(app)
     with app.db.read() as session:
         game = session.scalar(select(Game).where(Game.name == "g1"))
@@ -480,7 +480,7 @@ def test_late_and_stale_refusals_and_the_gms_plot_and_order_answers_carry_their_
                 rows = list(session.scalars(select(Outbox).options(selectinload(Outbox.body)).order_by(Outbox.id)))
         finally:
             app.close()
-    made: dict[str, list[dict[str, object]]] = {}
+    made: dict[str, list[dict[str, Any]]] = {}  # Outbox.claimed, as stored
     for row in rows:
         kind = f"{row.kind} to the GM" if row.recipient == GM else row.kind
         made.setdefault(kind, []).extend(row.claimed)
@@ -495,6 +495,6 @@ def test_late_and_stale_refusals_and_the_gms_plot_and_order_answers_carry_their_
         "gm_order to the GM": "p1",
     }.items():
         assert made.get(kind), (f"no claim in a {kind} letter", sorted(made))
-        assert all([c["seat"] for c in claim["counts"]] == [seat] for claim in made[kind]), (kind, made[kind])  # type: ignore[attr-defined]
-    assert [c["why"] for claim in made["gm_plot to the GM"] for c in claim["counts"]] == ["plot"]  # type: ignore[attr-defined]
+        assert all([c["seat"] for c in claim["counts"]] == [seat] for claim in made[kind]), (kind, made[kind])
+    assert [c["why"] for claim in made["gm_plot to the GM"] for c in claim["counts"]] == ["plot"]
     assert ledger.checked >= 2 * len(deck.people), ledger  # turn 1, resolved twice: every person's claims

@@ -7,12 +7,11 @@ from __future__ import annotations
 import random
 import re
 
-from bot.app import App
 from bot.games.turns import current_state
 from bot.models import Seat
 from bot.outlook import Source, what_counts
 from bot.store import find_game_row, orders_on_file, submissions
-from bot.testing import body_of
+from bot.testing import TestApp, body_of
 from rules import find_game
 from rules.api import AnyGame, GameState
 from rules.speed_circuit.car import DEFAULT_DESIGN, Design
@@ -81,7 +80,7 @@ def test_a_speedphreakz_set_up_without_a_start_counts_with_start_free_and_round_
     assert counts.later == ("the program for round 2: a ROUND 2 line with up to 12 actions",)
 
 
-def test_the_confirmation_names_what_fills_each_missing_part(gapp: App) -> None:
+def test_the_confirmation_names_what_fills_each_missing_part(gapp: TestApp) -> None:
     """Through a mail: a design-turn set with TYRES only is confirmed with the
     base design that fills it (P1: the default design), and the orders that count say both."""
     _game(gapp, "speed_circuit", 2)
@@ -95,7 +94,7 @@ def test_the_confirmation_names_what_fills_each_missing_part(gapp: App) -> None:
     assert "What is missing gets the game's default at the deadline." not in body
 
 
-def test_orders_names_the_speed_that_fills_a_plot_without_one(gapp: App) -> None:
+def test_orders_names_the_speed_that_fills_a_plot_without_one(gapp: TestApp) -> None:
     """ORDERS (mail-interface.md) shows the set on file and, for an incomplete one, the line the
     default adds (speed-circuit.md §8: the safe plot's speed for a plot without SPEED)."""
     _game(gapp, "speed_circuit", 2)
@@ -117,7 +116,7 @@ def test_orders_names_the_speed_that_fills_a_plot_without_one(gapp: App) -> None
     assert "fills what is missing with:\n    > " + speed[0] in confirmation
 
 
-def test_a_refusal_names_the_gms_plot_and_the_fill_of_what_stands(gapp: App) -> None:
+def test_a_refusal_names_the_gms_plot_and_the_fill_of_what_stands(gapp: TestApp) -> None:
     """In the answer to a mail with no order in it: what stands is
     named as it will be used -- the GM's plot as the GM's plot, and an incomplete set with the
     line the default fills in (speed-circuit.md §8: no SPEED line, the safe plot's speed)."""

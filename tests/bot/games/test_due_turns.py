@@ -12,17 +12,16 @@ from datetime import timedelta
 from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
-from bot.app import App
 from bot.games import practice, turns
 from bot.models import Game, GameStatus, Turn
-from bot.testing import FakeClock, reply_to
+from bot.testing import FakeClock, TestApp, reply_to
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, GM, RACERS, cycle, mails, player_says
 
 gapp = gm_helpers.gapp
 
 
-def _every_open_turn_read(app: App) -> set[int]:
+def _every_open_turn_read(app: TestApp) -> set[int]:
     """The open turns `is_due` finds due when it reads every one (the tick's rule, unfiltered)."""
     pace = turns.practice_pace(app.settings.practice)
     with app.db.read() as session:
@@ -35,13 +34,13 @@ def _every_open_turn_read(app: App) -> set[int]:
         return {t.id for g, t in rows if turns.is_due(session, g, t, app.clock.now(), pace=pace)}
 
 
-def _found(app: App) -> set[int]:
+def _found(app: TestApp) -> set[int]:
     with app.db.read() as session:
         pace = turns.practice_pace(app.settings.practice)
         return {t.id for _, t in turns.due_turns(session, app.clock.now(), pace=pace)}
 
 
-def test_due_turns_finds_what_reading_every_open_turn_finds(gapp: App) -> None:
+def test_due_turns_finds_what_reading_every_open_turn_finds(gapp: TestApp) -> None:
     assert isinstance(gapp.clock, FakeClock)
     with gapp.db.transaction() as session:
         for name, early in (("rc1", False), ("rc2", True), ("rc3", True)):
@@ -71,7 +70,7 @@ def test_due_turns_finds_what_reading_every_open_turn_finds(gapp: App) -> None:
         for person in ("pat@example.net", "sam@example.net"):
             latest = [m for m in mails(gapp, person) if m["Reply-To"] is not None]
             if latest and step % 2 == 0:
-                gapp.inbox.deliver(reply_to(latest[-1], "USE 2", sender=person, quote=False))  # type: ignore[attr-defined]
+                gapp.inbox.deliver(reply_to(latest[-1], "USE 2", sender=person, quote=False))
                 gapp.service.poll()
         for moved in (False, True, True):  # before the clock moves, and after each move
             if moved:

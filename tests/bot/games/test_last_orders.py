@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from bot.app import App
 from bot.models import Outbox
+from bot.testing import TestApp
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, body_of, last, mails, player_says, turns
 
@@ -19,7 +19,7 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def _outbox_order(app: App, to: str) -> list[tuple[str, str]]:
+def _outbox_order(app: TestApp, to: str) -> list[tuple[str, str]]:
     """The mail queued for `to`, in the order queued (and sent): (kind, subject)."""
     with app.db.read() as session:
         return [
@@ -28,7 +28,7 @@ def _outbox_order(app: App, to: str) -> list[tuple[str, str]]:
         ]
 
 
-def test_the_orders_that_complete_the_turn_are_told_it_is_resolved_and_go_before_the_results(rc: App) -> None:
+def test_the_orders_that_complete_the_turn_are_told_it_is_resolved_and_go_before_the_results(rc: TestApp) -> None:
     for seat in ("kelly", "seb", "steve", "roger"):
         player_says(rc, seat, "USE 3")
         assert turns(rc)[0].resolved_at is None
@@ -46,13 +46,13 @@ def test_the_orders_that_complete_the_turn_are_told_it_is_resolved_and_go_before
     assert kinds[-2:] == ["confirmation", "results"]
 
 
-def test_orders_that_do_not_complete_the_turn_still_say_until_when_they_may_change(rc: App) -> None:
+def test_orders_that_do_not_complete_the_turn_still_say_until_when_they_may_change(rc: TestApp) -> None:
     player_says(rc, "kelly", "USE 3")
     text = _flat(body_of(last(rc, ADDRESS["kelly"])))
     assert "You may send new orders until then" in text and "the last orders" not in text
 
 
-def test_the_nowait_that_releases_a_complete_turn_is_told_it_is_resolved(rc: App) -> None:
+def test_the_nowait_that_releases_a_complete_turn_is_told_it_is_resolved(rc: TestApp) -> None:
     player_says(rc, "steve", "WAIT")
     for seat in ("kelly", "seb", "steve", "roger", "anna"):
         player_says(rc, seat, "USE 3")
@@ -67,7 +67,7 @@ def test_the_nowait_that_releases_a_complete_turn_is_told_it_is_resolved(rc: App
     assert "Results of Turn 1" in str(results["Subject"])
 
 
-def test_the_gms_order_that_completes_the_turn_resolves_it_and_says_so(rc: App) -> None:
+def test_the_gms_order_that_completes_the_turn_resolves_it_and_says_so(rc: TestApp) -> None:
     """The GM's ORDER for the last seat without orders: the turn is resolved with the GM's mail,
     and the seat is told its orders are used and the turn resolved, not that they count "unless
     you send others before the deadline"."""
@@ -80,7 +80,7 @@ def test_the_gms_order_that_completes_the_turn_resolves_it_and_says_so(rc: App) 
     assert "unless you send others" not in told
 
 
-def test_nowait_with_the_last_orders_in_one_mail_says_once_that_the_turn_is_resolved(rc: App) -> None:
+def test_nowait_with_the_last_orders_in_one_mail_says_once_that_the_turn_is_resolved(rc: TestApp) -> None:
     """NOWAIT with the last orders in one mail was answered "It resolves as soon as every order
     is in" just before "Yours were the last orders: the turn is resolved". The answer makes one
     statement of what the turn does next, the true one: the confirmation's, made once the whole

@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.store import holds, orders_on_file
+from bot.models import Seat
+from bot.store import FiledOrders, holds, orders_on_file
 from rules import find_game, game_names
 
 
@@ -57,7 +58,7 @@ def test_the_newest_set_read_alone_is_the_fold_of_them_all(name: str, data: st.D
         st.just("\n".join(lines)), st.sampled_from([*lines, *others]), st.just("no orders here"), st.just("")
     )
     subs = [
-        SimpleNamespace(text=text, source=source)
+        FiledOrders(source, text)
         for text, source in data.draw(
             st.lists(
                 st.tuples(texts, st.sampled_from(["mail", "gm", "default", "plot", "clear", "wait", "nowait"])),
@@ -65,7 +66,7 @@ def test_the_newest_set_read_alone_is_the_fold_of_them_all(name: str, data: st.D
             )
         )
     ]
-    assert orders_on_file(rules, state, SimpleNamespace(name=seat), subs) == fold(rules, state, seat, subs)  # type: ignore[arg-type]
+    assert orders_on_file(rules, state, Seat(name=seat), subs) == fold(rules, state, seat, subs)
 
 
 @given(st.lists(st.sampled_from(["mail", "gm", "default", "clear", "wait", "nowait"]), max_size=12))

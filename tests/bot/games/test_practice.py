@@ -13,12 +13,11 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from bot.app import App
 from bot.games import practice
 from bot.intake.limits import STRANGER_REPLIES_PER_DAY
 from bot.models import Game, GameStatus, Outbox
 from bot.store import find_game_row
-from bot.testing import FakeClock, reply_to
+from bot.testing import FakeClock, TestApp, reply_to
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import BOT, body_of, cycle, last, mails, stranger_says
 
@@ -26,11 +25,11 @@ gapp = gm_helpers.gapp
 PAT = "pat@example.net"
 
 
-def _confirm(app: App, sender: str = PAT) -> EmailMessage:
+def _confirm(app: TestApp, sender: str = PAT) -> EmailMessage:
     """The sender answers the code mail PRACTICE brought; returns the first turn sheet."""
     code_mail = last(app, sender)
     assert "[confirm practice." in str(code_mail["Subject"]), str(code_mail["Subject"])
-    app.inbox.deliver(reply_to(code_mail, "Yes please", sender=sender))  # type: ignore[attr-defined]
+    app.inbox.deliver(reply_to(code_mail, "Yes please", sender=sender))
     cycle(app)
     sheets = [
         m
@@ -41,14 +40,14 @@ def _confirm(app: App, sender: str = PAT) -> EmailMessage:
     return sheets[-1]
 
 
-def _paced(app: App) -> None:
+def _paced(app: TestApp) -> None:
     """The clock past `[practice] turn_minutes` since the open turn opened, and a tick."""
     assert isinstance(app.clock, FakeClock)
     app.clock.advance(timedelta(minutes=app.settings.practice.turn_minutes))
     cycle(app)
 
 
-def _game(app: App, name: str = "practice1") -> Game:
+def _game(app: TestApp, name: str = "practice1") -> Game:
     with app.db.read() as session:
         game = find_game_row(session, name)
         assert game is not None
@@ -56,7 +55,7 @@ def _game(app: App, name: str = "practice1") -> Game:
         return game
 
 
-def test_a_strangers_practice_is_double_opt_in_then_a_race_against_robots(gapp: App) -> None:
+def test_a_strangers_practice_is_double_opt_in_then_a_race_against_robots(gapp: TestApp) -> None:
     """From a stranger: a code first and no game ("think about double opt-in the way JOIN does
     it"); the answer from that address starts the game, the person against robots, and mails the
     first sheet, marked as practice in its subject."""
@@ -75,12 +74,12 @@ def test_a_strangers_practice_is_double_opt_in_then_a_race_against_robots(gapp: 
     assert "practice game of Racecraft" in "\n".join(body_of(m) for m in mails(gapp, PAT))
 
 
-def test_turns_resolve_as_soon_as_the_person_orders_and_nobody_else_is_mailed(gapp: App) -> None:
+def test_turns_resolve_as_soon_as_the_person_orders_and_nobody_else_is_mailed(gapp: TestApp) -> None:
     """ "turns that resolve as soon as the person orders"; a practice game has no GM: no GM copy
     or digest goes anywhere; robots are shown as robots in the results."""
     stranger_says(gapp, PAT, "PRACTICE racecraft")
     sheet = _confirm(gapp)
-    gapp.inbox.deliver(reply_to(sheet, "USE 2", sender=PAT))  # type: ignore[attr-defined]
+    gapp.inbox.deliver(reply_to(sheet, "USE 2", sender=PAT))
     cycle(gapp)
     _paced(gapp)
     results = last(gapp, PAT)
@@ -94,7 +93,7 @@ def test_turns_resolve_as_soon_as_the_person_orders_and_nobody_else_is_mailed(ga
     assert send_due_digests(gapp.shell, force=True) == 0
 
 
-def test_every_game_the_bot_knows_and_an_unknown_one(gapp: App) -> None:
+def test_every_game_the_bot_knows_and_an_unknown_one(gapp: TestApp) -> None:
     """ "PRACTICE racecraft (or speed-circuit, speedphreakz; the kinds the bot knows)"."""
     for number, kind in enumerate(("speed-circuit", "speedphreakz"), start=1):
         sender = f"p{number}@example.net"
@@ -105,7 +104,7 @@ def test_every_game_the_bot_knows_and_an_unknown_one(gapp: App) -> None:
     assert "racecraft, speed-circuit, speedphreakz" in body_of(last(gapp, "q@example.net"))
 
 
-def test_practice_is_capped_per_address_as_answers_to_strangers(gapp: App) -> None:
+def test_practice_is_capped_per_address_as_answers_to_strangers(gapp: TestApp) -> None:
     """SECURITY.md, "Loops and backscatter": a stranger gets a few answers a day at most. The code
     mail of PRACTICE is such an answer: a forged From gets at most that many, and no game."""
     victim = "victim@example.net"
@@ -116,16 +115,16 @@ def test_practice_is_capped_per_address_as_answers_to_strangers(gapp: App) -> No
         assert session.scalar(select(Game)) is None
 
 
-def test_running_practice_games_are_capped_per_address(gapp: App) -> None:
+def test_running_practice_games_are_capped_per_address(gapp: TestApp) -> None:
     """From a player's proven address (a reply to the bot's mail) PRACTICE starts at once; at
     most `OPEN_PER_ADDRESS` practice games run for one address: the next is refused, saying why."""
     stranger_says(gapp, PAT, "PRACTICE racecraft")
     sheet = _confirm(gapp)
     for number in range(2, practice.OPEN_PER_ADDRESS + 1):
-        gapp.inbox.deliver(reply_to(sheet, "PRACTICE speedphreakz", sender=PAT))  # type: ignore[attr-defined]
+        gapp.inbox.deliver(reply_to(sheet, "PRACTICE speedphreakz", sender=PAT))
         cycle(gapp)
         assert _game(gapp, f"practice{number}").kind == "speedphreakz", "a proven address: no code, the game at once"
-    gapp.inbox.deliver(reply_to(sheet, "PRACTICE speedphreakz", sender=PAT))  # type: ignore[attr-defined]
+    gapp.inbox.deliver(reply_to(sheet, "PRACTICE speedphreakz", sender=PAT))
     cycle(gapp)
     answer = last(gapp, PAT)
     assert "[confirm practice." not in str(answer["Subject"])
@@ -134,14 +133,14 @@ def test_running_practice_games_are_capped_per_address(gapp: App) -> None:
         assert session.scalar(select(func.count()).select_from(Game)) == practice.OPEN_PER_ADDRESS
 
 
-def test_a_practice_game_left_alone_is_closed(gapp: App) -> None:
+def test_a_practice_game_left_alone_is_closed(gapp: TestApp) -> None:
     """ "expire when left alone": no order from the person for `[practice] idle_days` days, the game is
     closed (finished) and the person told once; one with a recent order is not."""
     stranger_says(gapp, PAT, "PRACTICE racecraft")
     sheet = _confirm(gapp)
     assert isinstance(gapp.clock, FakeClock)
     gapp.clock.advance(timedelta(days=gapp.settings.practice.idle_days - 1))
-    gapp.inbox.deliver(reply_to(sheet, "USE 1", sender=PAT))  # type: ignore[attr-defined]
+    gapp.inbox.deliver(reply_to(sheet, "USE 1", sender=PAT))
     cycle(gapp)
     gapp.clock.advance(timedelta(days=2))
     cycle(gapp)
@@ -155,7 +154,9 @@ def test_a_practice_game_left_alone_is_closed(gapp: App) -> None:
     assert len(mails(gapp, PAT)) == told
 
 
-def test_practice_is_marked_in_game_list_and_not_in_list_by_mail(gapp: App, capsys: pytest.CaptureFixture[str]) -> None:
+def test_practice_is_marked_in_game_list_and_not_in_list_by_mail(
+    gapp: TestApp, capsys: pytest.CaptureFixture[str]
+) -> None:
     """ "practice games are marked as such (subject tag, `game list`)"; LIST does not offer a
     person's practice game to anyone else; HELP names PRACTICE."""
     stranger_says(gapp, PAT, "PRACTICE racecraft")
@@ -188,7 +189,7 @@ def test_game_list_and_show_mark_a_practice_game(tmp_path: Path, capsys: pytest.
     assert "(practice)" in shown and "ada          (robot)" in shown
 
 
-def test_a_practice_game_whose_person_is_out_of_the_race_is_closed(gapp: App) -> None:
+def test_a_practice_game_whose_person_is_out_of_the_race_is_closed(gapp: TestApp) -> None:
     """A practice game whose person is no longer in the race (here the rules' drop with the seat
     kept, as when a car is out of the race) is closed by the next tick, not left to the robots
     (docs/DESIGN.md, "Practice games")."""
@@ -208,7 +209,7 @@ def test_a_practice_game_whose_person_is_out_of_the_race_is_closed(gapp: App) ->
     assert "you are out of the race" in body_of(last(gapp, PAT))
 
 
-def test_a_practice_game_is_its_persons_alone(gapp: App, tmp_path: Path) -> None:
+def test_a_practice_game_is_its_persons_alone(gapp: TestApp, tmp_path: Path) -> None:
     """ "practice games are marked as such, count for nothing" (docs/DESIGN.md,
     "Practice games": "its person's alone"): with `[bot] archive_dir` set, the bot publishes
     no page of a practice game after its turns (a regular game's every turn is, tests/bot/
@@ -225,7 +226,7 @@ def test_a_practice_game_is_its_persons_alone(gapp: App, tmp_path: Path) -> None
     )
     stranger_says(gapp, PAT, "PRACTICE racecraft")
     sheet = _confirm(gapp)
-    gapp.inbox.deliver(reply_to(sheet, "USE 2", sender=PAT))  # type: ignore[attr-defined]
+    gapp.inbox.deliver(reply_to(sheet, "USE 2", sender=PAT))
     cycle(gapp)
     _paced(gapp)
     assert "Results of" in str(last(gapp, PAT)["Subject"]), "a turn was resolved"
@@ -237,7 +238,7 @@ def test_a_practice_game_is_its_persons_alone(gapp: App, tmp_path: Path) -> None
     assert "[confirm" not in str(answer["Subject"])
 
 
-def test_a_strangers_join_of_a_practice_game_is_answered_as_a_missing_name(gapp: App) -> None:
+def test_a_strangers_join_of_a_practice_game_is_answered_as_a_missing_name(gapp: TestApp) -> None:
     """A practice game is its person's alone (docs/DESIGN.md, "Practice games"): a stranger's
     `JOIN practice1` is answered exactly as a JOIN of a name no game has, so the answer does not
     tell that the name is taken (never "not open for sign-ups")."""
@@ -251,7 +252,7 @@ def test_a_strangers_join_of_a_practice_game_is_answered_as_a_missing_name(gapp:
     assert "No game by that name" in str(missing_answer["Subject"]) + body_of(missing_answer)
 
 
-def test_practice_letters_say_no_gm_no_deadline_and_when_the_race_closes(gapp: App) -> None:
+def test_practice_letters_say_no_gm_no_deadline_and_when_the_race_closes(gapp: TestApp) -> None:
     """A practice race has no GM and no deadline, so no letter of it says
     "due by the GM's call" or "if nothing arrives by then, you get the default"; each says the
     race closes after `[practice] idle_days` days without orders (the setting `expire_idle`
@@ -264,11 +265,11 @@ def test_practice_letters_say_no_gm_no_deadline_and_when_the_race_closes(gapp: A
     first = body_of(started[0])
     assert first.index("is your practice game of Racecraft") < first.index("Your orders for")
     for text in ("USE 99", "ORDERS", "Thanks, looking forward to it!", "USE 1", "CLEAR", "WAIT"):
-        gapp.inbox.deliver(reply_to(sheet, text, sender=PAT, quote=False))  # type: ignore[attr-defined]
+        gapp.inbox.deliver(reply_to(sheet, text, sender=PAT, quote=False))
         cycle(gapp)
-    gapp.inbox.deliver(reply_to(sheet, "NOWAIT", sender=PAT, quote=False))  # type: ignore[attr-defined]
+    gapp.inbox.deliver(reply_to(sheet, "NOWAIT", sender=PAT, quote=False))
     cycle(gapp)
-    gapp.inbox.deliver(reply_to(sheet, "USE 2", sender=PAT))  # type: ignore[attr-defined]
+    gapp.inbox.deliver(reply_to(sheet, "USE 2", sender=PAT))
     cycle(gapp)
     _paced(gapp)
     letters = mails(gapp, PAT)[before:]
@@ -285,7 +286,7 @@ def test_practice_letters_say_no_gm_no_deadline_and_when_the_race_closes(gapp: A
     assert any("are cleared" in body_of(m) for m in letters)
 
 
-def test_practice_caps_count_the_mailbox_not_the_address_string(gapp: App) -> None:
+def test_practice_caps_count_the_mailbox_not_the_address_string(gapp: TestApp) -> None:
     """One catch-all mailbox answered its own codes through plus-tags (`farm+1@`,
     `farm+2@` ...) and started a game for each. The caps count the mailbox (the address without
     its sub-address tag, case-folded): `farm+N@` and `Farm@` run at most `OPEN_PER_ADDRESS`."""
@@ -295,14 +296,14 @@ def test_practice_caps_count_the_mailbox_not_the_address_string(gapp: App) -> No
         answers = mails(gapp, sender.lower())
         code_mail = answers[-1] if answers else None
         if code_mail is not None and "[confirm practice." in str(code_mail["Subject"]):
-            gapp.inbox.deliver(reply_to(code_mail, "Yes please", sender=sender))  # type: ignore[attr-defined]
+            gapp.inbox.deliver(reply_to(code_mail, "Yes please", sender=sender))
             cycle(gapp)
     with gapp.db.read() as session:
         started = session.scalar(select(func.count()).select_from(Game).where(Game.practice.is_(True)))
     assert started == practice.OPEN_PER_ADDRESS
 
 
-def test_strangers_of_one_domain_and_a_practice_players_next_practice_are_capped(gapp: App) -> None:
+def test_strangers_of_one_domain_and_a_practice_players_next_practice_are_capped(gapp: TestApp) -> None:
     """Caps per domain for strangers (a catch-all domain has endless local parts), and
     a practice player's next PRACTICE (from the practice game's reply address, which proves the
     address) does not skip them: a person known only by practice games is a stranger to them."""
@@ -312,20 +313,20 @@ def test_strangers_of_one_domain_and_a_practice_players_next_practice_are_capped
         answers = mails(gapp, sender)
         code_mail = answers[-1] if answers else None
         if code_mail is not None and "[confirm practice." in str(code_mail["Subject"]):
-            gapp.inbox.deliver(reply_to(code_mail, "Yes please", sender=sender))  # type: ignore[attr-defined]
+            gapp.inbox.deliver(reply_to(code_mail, "Yes please", sender=sender))
             cycle(gapp)
     with gapp.db.read() as session:
         started = session.scalar(select(func.count()).select_from(Game).where(Game.practice.is_(True)))
     assert started == practice.STARTED_PER_DOMAIN_PER_DAY
     sheet = next(m for m in mails(gapp, "racer0@farm.example") if str(m["Subject"]).startswith("[practice"))
-    gapp.inbox.deliver(reply_to(sheet, "PRACTICE racecraft", sender="racer0@farm.example"))  # type: ignore[attr-defined]
+    gapp.inbox.deliver(reply_to(sheet, "PRACTICE racecraft", sender="racer0@farm.example"))
     cycle(gapp)
     assert "Addresses at your domain started the most practice games" in body_of(last(gapp, "racer0@farm.example"))
     with gapp.db.read() as session:
         assert session.scalar(select(func.count()).select_from(Game)) == practice.STARTED_PER_DOMAIN_PER_DAY
 
 
-def test_practice_games_running_on_the_whole_bot_are_bounded(gapp: App) -> None:
+def test_practice_games_running_on_the_whole_bot_are_bounded(gapp: TestApp) -> None:
     """A bound on the practice games running on the whole bot (`[practice]
     running_max`, config.example.toml), with a clear answer when it is full."""
     from dataclasses import replace
@@ -341,7 +342,7 @@ def test_practice_games_running_on_the_whole_bot_are_bounded(gapp: App) -> None:
         assert session.scalar(select(func.count()).select_from(Game)) == 1
 
 
-def test_a_persons_practice_games_share_one_hourly_allowance(gapp: App) -> None:
+def test_a_persons_practice_games_share_one_hourly_allowance(gapp: TestApp) -> None:
     """ "a practice game's mail counts against its person's caps": the loop limit
     (`[limits] mails_per_sender_per_hour`) counts every practice game of one mailbox together,
     so a second practice race is no second allowance of answers."""
@@ -351,19 +352,19 @@ def test_a_persons_practice_games_share_one_hourly_allowance(gapp: App) -> None:
     gapp.use_settings(replace(gapp.settings, limits=replace(gapp.settings.limits, mails_per_sender_per_hour=limit)))
     stranger_says(gapp, PAT, "PRACTICE racecraft")
     first = _confirm(gapp)
-    gapp.inbox.deliver(reply_to(first, "PRACTICE racecraft", sender=PAT, quote=False))  # type: ignore[attr-defined]
+    gapp.inbox.deliver(reply_to(first, "PRACTICE racecraft", sender=PAT, quote=False))
     cycle(gapp)
     second = last(gapp, PAT)
     assert str(second["Subject"]).startswith("[practice2]"), str(second["Subject"])
     told = len(mails(gapp, PAT))
     for sheet in (first, second, first, second, first, second):
-        gapp.inbox.deliver(reply_to(sheet, "ORDERS", sender=PAT, quote=False))  # type: ignore[attr-defined]
+        gapp.inbox.deliver(reply_to(sheet, "ORDERS", sender=PAT, quote=False))
         cycle(gapp)
     answered = len(mails(gapp, PAT)) - told
     assert answered == limit - 1, answered  # the second PRACTICE was one of the mails of the hour
 
 
-def test_answers_to_strangers_are_capped_per_mailbox_and_per_domain(gapp: App) -> None:
+def test_answers_to_strangers_are_capped_per_mailbox_and_per_domain(gapp: TestApp) -> None:
     """The stranger caps count the mailbox (`Farm+1@` is `farm@`: at most
     `STRANGER_REPLIES_PER_DAY` answers a day to it) and the domain (`[limits]
     answers_to_strangers_per_domain_per_day`, config.example.toml), so a catch-all mailbox or
@@ -382,13 +383,13 @@ def test_answers_to_strangers_are_capped_per_mailbox_and_per_domain(gapp: App) -
     assert sum(len(mails(gapp, f"racer{n}@catchall.example")) for n in range(per_domain + 3)) == per_domain
 
 
-def test_a_practice_turn_waits_for_its_pace_and_the_confirmation_says_until_when(gapp: App) -> None:
+def test_a_practice_turn_waits_for_its_pace_and_the_confirmation_says_until_when(gapp: TestApp) -> None:
     """A practice turn resolves no sooner than `[practice] turn_minutes`
     after it opened (`turns.resolves_from`, applied by `turns.is_due`), however fast the orders
     come; the confirmation says when, from the same rule."""
     stranger_says(gapp, PAT, "PRACTICE racecraft")
     sheet = _confirm(gapp)
-    gapp.inbox.deliver(reply_to(sheet, "USE 2", sender=PAT, quote=False))  # type: ignore[attr-defined]
+    gapp.inbox.deliver(reply_to(sheet, "USE 2", sender=PAT, quote=False))
     cycle(gapp)
     confirmation = last(gapp, PAT)
     assert "Orders received" in str(confirmation["Subject"])
@@ -403,7 +404,7 @@ def test_a_practice_turn_waits_for_its_pace_and_the_confirmation_says_until_when
     assert "Results of" in str(last(gapp, PAT)["Subject"])
 
 
-def test_practice_easy_races_against_easy_robots(gapp: App) -> None:
+def test_practice_easy_races_against_easy_robots(gapp: TestApp) -> None:
     """ "a second, easier level for newcomers (`PRACTICE <game> EASY`)". From a
     stranger (through the code) and from a proven address (at once): every robot seat of the
     game is stored at the easy level and the welcome says so (without EASY: the normal level,
@@ -412,18 +413,18 @@ def test_practice_easy_races_against_easy_robots(gapp: App) -> None:
     sheet = _confirm(gapp)
     assert {s.robot_level for s in _game(gapp).seats if s.robot} == {"easy"}
     assert "against 4 easy robot drivers" in " ".join(body_of(sheet).split())
-    gapp.inbox.deliver(reply_to(sheet, "PRACTICE speedphreakz EASY", sender=PAT))  # type: ignore[attr-defined]
+    gapp.inbox.deliver(reply_to(sheet, "PRACTICE speedphreakz EASY", sender=PAT))
     cycle(gapp)
     assert {s.robot_level for s in _game(gapp, "practice2").seats if s.robot} == {"easy"}
 
 
-def test_words_for_the_gm_in_a_practice_race_are_passed_to_nobody_and_the_answer_says_so(gapp: App) -> None:
+def test_words_for_the_gm_in_a_practice_race_are_passed_to_nobody_and_the_answer_says_so(gapp: TestApp) -> None:
     """A practice race has no GM (mail-interface.md, practice: "a practice game of that person
     against robots"): a question for the GM is not passed on, and the answer never claims it is;
     it says so and points to the rules."""
     stranger_says(gapp, PAT, "PRACTICE racecraft")
     sheet = _confirm(gapp)
-    gapp.inbox.deliver(reply_to(sheet, "Dear GM, what happens if I run out of EP?", sender=PAT, quote=False))  # type: ignore[attr-defined]
+    gapp.inbox.deliver(reply_to(sheet, "Dear GM, what happens if I run out of EP?", sender=PAT, quote=False))
     cycle(gapp)
     answer = last(gapp, PAT)
     text = " ".join((str(answer["Subject"]) + "\n" + body_of(answer)).split())
@@ -435,26 +436,26 @@ def test_words_for_the_gm_in_a_practice_race_are_passed_to_nobody_and_the_answer
         assert session.scalar(select(func.count()).select_from(Outbox).where(Outbox.kind == "intake_words_for_gm")) == 0
 
 
-def test_wait_and_nowait_are_refused_in_a_practice_race(gapp: App) -> None:
+def test_wait_and_nowait_are_refused_in_a_practice_race(gapp: TestApp) -> None:
     """WAIT holds a turn "until its deadline" (mail-interface.md); a practice race has none, so a
     held practice turn would never resolve: WAIT and NOWAIT are refused, saying why, and the
     turn still resolves once the orders are in."""
     stranger_says(gapp, PAT, "PRACTICE racecraft")
     sheet = _confirm(gapp)
     for verb in ("WAIT", "NOWAIT"):
-        gapp.inbox.deliver(reply_to(sheet, verb, sender=PAT, quote=False))  # type: ignore[attr-defined]
+        gapp.inbox.deliver(reply_to(sheet, verb, sender=PAT, quote=False))
         cycle(gapp)
         answer = last(gapp, PAT)
         text = " ".join(body_of(answer).split())
         assert "[ERROR]" in str(answer["Subject"]), str(answer["Subject"])
         assert f"{verb} is refused" in text and "no deadline" in text, text
-    gapp.inbox.deliver(reply_to(sheet, "WAIT\nUSE 2", sender=PAT, quote=False))  # type: ignore[attr-defined]
+    gapp.inbox.deliver(reply_to(sheet, "WAIT\nUSE 2", sender=PAT, quote=False))
     cycle(gapp)
     _paced(gapp)
     assert any("Results of" in str(m["Subject"]) for m in mails(gapp, PAT))
 
 
-def test_a_strangers_practice_inside_a_greeting_line_is_read(gapp: App) -> None:
+def test_a_strangers_practice_inside_a_greeting_line_is_read(gapp: TestApp) -> None:
     """A playtester's first mail was "Hi! PRACTICE racecraft please" and was answered "You are
     not in a game here": the command inside the greeting line is read, and answered as PRACTICE
     is, with the code to confirm (which echoes what was read)."""
@@ -464,26 +465,26 @@ def test_a_strangers_practice_inside_a_greeting_line_is_read(gapp: App) -> None:
     assert "practice race of Racecraft" in " ".join(body_of(answer).split())
 
 
-def test_a_practice_confirmation_never_says_the_turn_may_resolve_before_its_soonest_time(gapp: App) -> None:
+def test_a_practice_confirmation_never_says_the_turn_may_resolve_before_its_soonest_time(gapp: TestApp) -> None:
     """Played by mail (playfix C3): the confirmation said "the turn resolves 3 minutes after it
     opened at the soonest, Mon 5 Jan 2026 09:03 GMT", then "The turn resolves as soon as every
     order is in, which may be before then" -- it cannot resolve before 09:03. One statement of
     when the turn resolves, the practice one."""
     stranger_says(gapp, PAT, "PRACTICE racecraft")
     sheet = _confirm(gapp)
-    gapp.inbox.deliver(reply_to(sheet, "USE 2", sender=PAT, quote=False))  # type: ignore[attr-defined]
+    gapp.inbox.deliver(reply_to(sheet, "USE 2", sender=PAT, quote=False))
     cycle(gapp)
     body = " ".join(body_of(last(gapp, PAT)).split())
     assert "at the soonest, Mon 5 Jan 2026 09:03 GMT." in body, body
     assert "which may be before then" not in body, body
 
 
-def test_a_practice_status_says_when_the_turn_resolves_at_the_soonest(gapp: App) -> None:
+def test_a_practice_status_says_when_the_turn_resolves_at_the_soonest(gapp: TestApp) -> None:
     """A practice race has no deadline: its STATUS says when the turn resolves instead (as soon
     as the orders are in, not before its pace: `turns.soonest_text`, the confirmation's time)."""
     stranger_says(gapp, PAT, "PRACTICE racecraft")
     sheet = _confirm(gapp)
-    gapp.inbox.deliver(reply_to(sheet, "USE 2\nSTATUS", sender=PAT, quote=False))  # type: ignore[attr-defined]
+    gapp.inbox.deliver(reply_to(sheet, "USE 2\nSTATUS", sender=PAT, quote=False))
     cycle(gapp)
     body = " ".join(body_of(last(gapp, PAT)).split())
     assert (
@@ -492,7 +493,7 @@ def test_a_practice_status_says_when_the_turn_resolves_at_the_soonest(gapp: App)
     ) in body, body
 
 
-def test_the_closing_of_a_practice_race_names_the_command_for_a_new_one(gapp: App) -> None:
+def test_the_closing_of_a_practice_race_names_the_command_for_a_new_one(gapp: TestApp) -> None:
     """Played by mail (playfix m2): the closing letter said "Send PRACTICE <game> for a new one";
     PRACTICE takes a kind of game (mail-interface.md: "`PRACTICE <game kind>`"): it names the
     race's own, "PRACTICE racecraft"."""
@@ -506,7 +507,7 @@ def test_the_closing_of_a_practice_race_names_the_command_for_a_new_one(gapp: Ap
     assert "<game>" not in body, body
 
 
-def test_the_closing_of_a_practice_race_names_its_game_as_players_write_it(gapp: App) -> None:
+def test_the_closing_of_a_practice_race_names_its_game_as_players_write_it(gapp: TestApp) -> None:
     """README: "a practice race (`racecraft`, `speed-circuit`, `speedphreakz`)". The closing letter of a Speed Circuit practice said
     "Send PRACTICE speed_circuit for a new one" (the name the code stores); it writes the
     game's name as players write it."""
@@ -519,7 +520,7 @@ def test_the_closing_of_a_practice_race_names_its_game_as_players_write_it(gapp:
     assert "is closed" in body and "Send PRACTICE speed-circuit for a new one" in body, body
 
 
-def test_a_practice_player_is_named_by_the_display_name_of_their_from_case_kept(gapp: App) -> None:
+def test_a_practice_player_is_named_by_the_display_name_of_their_from_case_kept(gapp: TestApp) -> None:
     """A practice player's name came from the address's local part, lower-cased ("Hello pat,"):
     names keep their case, and the display name of the From is the person's name when there is
     one ("Hello Pat McKay,"); the seat is named after it as a JOIN's name names its seat. A From
@@ -527,7 +528,7 @@ def test_a_practice_player_is_named_by_the_display_name_of_their_from_case_kept(
     who = "Pat McKay <Pat@Example.net>"
     stranger_says(gapp, who, "PRACTICE racecraft")
     code_mail = last(gapp, PAT)
-    gapp.inbox.deliver(reply_to(code_mail, "Yes please", sender=who))  # type: ignore[attr-defined]
+    gapp.inbox.deliver(reply_to(code_mail, "Yes please", sender=who))
     cycle(gapp)
     sheet = next(m for m in mails(gapp, PAT) if str(m["Subject"]).startswith("[practice1]"))
     assert body_of(sheet).startswith("Hello Pat McKay,"), body_of(sheet)
@@ -535,7 +536,7 @@ def test_a_practice_player_is_named_by_the_display_name_of_their_from_case_kept(
     assert person.player.name == "Pat McKay" and person.name == "pat-mckay", (person.player.name, person.name)
     other = "Sam.Jones@example.net"
     stranger_says(gapp, other, "PRACTICE racecraft")
-    gapp.inbox.deliver(reply_to(last(gapp, other.lower()), "Yes please", sender=other))  # type: ignore[attr-defined]
+    gapp.inbox.deliver(reply_to(last(gapp, other.lower()), "Yes please", sender=other))
     cycle(gapp)
     sheet = next(m for m in mails(gapp, other.lower()) if str(m["Subject"]).startswith("[practice2]"))
     assert body_of(sheet).startswith("Hello Sam.Jones,"), body_of(sheet)  # no display name: the local part

@@ -12,11 +12,10 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select
 
-from bot.app import App
 from bot.games import turns
 from bot.models import Outbox, OutboxBody
 from bot.store import find_game_row
-from bot.testing import FakeClock, reply_to
+from bot.testing import FakeClock, TestApp, reply_to
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import cycle, mails, stranger_says
 
@@ -26,7 +25,7 @@ MAILS, MINUTES = 40, 10  # the amplifier case: 40 order mails in 10 minutes
 BYTES_OUT_PER_BYTE_IN = 15  # the bound (docs/DESIGN.md gives the figure measured for each game)
 
 
-def _open_orders(app: App, seed: int) -> str:
+def _open_orders(app: TestApp, seed: int) -> str:
     """Orders for the person's seat in the open turn, legal and complete (its robot's, drawn)."""
     with app.db.read() as session:
         game = find_game_row(session, "practice1")
@@ -39,10 +38,10 @@ def _open_orders(app: App, seed: int) -> str:
 
 
 @pytest.mark.parametrize("kind", ["racecraft", "speed-circuit", "speedphreakz"])
-def test_forty_mails_in_ten_minutes_bring_back_a_bounded_number_of_bytes(gapp: App, kind: str) -> None:
+def test_forty_mails_in_ten_minutes_bring_back_a_bounded_number_of_bytes(gapp: TestApp, kind: str) -> None:
     stranger_says(gapp, PAT, f"PRACTICE {kind}")
     code_mail = mails(gapp, PAT)[-1]
-    gapp.inbox.deliver(reply_to(code_mail, "Yes please", sender=PAT, quote=False))  # type: ignore[attr-defined]
+    gapp.inbox.deliver(reply_to(code_mail, "Yes please", sender=PAT, quote=False))
     cycle(gapp)
     with gapp.db.read() as session:
         first = max(session.scalars(select(Outbox.id)))
@@ -52,7 +51,7 @@ def test_forty_mails_in_ten_minutes_bring_back_a_bounded_number_of_bytes(gapp: A
         latest = mails(gapp, PAT)[-1]
         mail = reply_to(latest, _open_orders(gapp, number), sender=PAT, quote=False)
         bytes_in += len(mail)
-        gapp.inbox.deliver(mail)  # type: ignore[attr-defined]
+        gapp.inbox.deliver(mail)
         cycle(gapp)
         gapp.clock.advance(timedelta(minutes=MINUTES) / MAILS)
     with gapp.db.read() as session:

@@ -17,10 +17,9 @@ from typing import Any
 
 from sqlalchemy import event, func, select
 
-from bot.app import App
 from bot.games import practice
 from bot.models import Outbox
-from bot.testing import FakeClock
+from bot.testing import FakeClock, TestApp
 from rules import game_names
 from tests.bot import gm_helpers
 
@@ -30,7 +29,7 @@ CALLS_PER_GAME = 100
 """Function calls the tick may make for each live, idle practice race (31 when written)."""
 
 
-def _start(app: App, numbers: Iterable[int]) -> None:
+def _start(app: TestApp, numbers: Iterable[int]) -> None:
     """Practice races started as PRACTICE starts them, one person each (a domain each, so no
     cap of a mailbox or domain is met), each game the bot knows in turn; first sheets sent."""
     kinds = game_names()
@@ -41,7 +40,7 @@ def _start(app: App, numbers: Iterable[int]) -> None:
     app.service.send()
 
 
-def _idle_tick(app: App) -> tuple[int, int, int]:
+def _idle_tick(app: TestApp) -> tuple[int, int, int]:
     """The statements one tick sends (the tick a minute after the one that follows a start),
     the Python function calls it makes, and the outbox rows it writes; the tick resolves
     nothing (nothing is due)."""
@@ -71,7 +70,7 @@ def _idle_tick(app: App) -> tuple[int, int, int]:
     return len(sent), calls, after - before
 
 
-def test_the_ticks_work_for_idle_practice_races_does_not_grow_with_their_number(gapp: App) -> None:
+def test_the_ticks_work_for_idle_practice_races_does_not_grow_with_their_number(gapp: TestApp) -> None:
     _start(gapp, range(2))
     few, calls_few, letters_few = _idle_tick(gapp)
     _start(gapp, range(2, 14))

@@ -7,18 +7,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.app import App
 from bot.games.ratings import ratings_of
 from bot.games.turns import PlayerSpec, create_game
 from bot.models import Player
 from bot.settings import RatingSettings
-from bot.testing import body_of
+from bot.testing import TestApp, body_of
 from tests.bot.gm_helpers import ADDRESS, GM, RACERS, mails, new_app, player_says, to_the_finish
 
 PEOPLE = [PlayerSpec(s.seat, s.address, s.name, "UTC") for s in RACERS]
 
 
-def race(app: App, name: str, seed: int, *, robots: tuple[str, ...] = (), roger_says: str = "") -> str:
+def race(app: TestApp, name: str, seed: int, *, robots: tuple[str, ...] = (), roger_says: str = "") -> str:
     """Race `name` to its end; the final result roger got."""
     people = [p for p in PEOPLE if p.seat not in robots]
     with app.db.transaction() as session:

@@ -11,12 +11,11 @@ from pathlib import Path
 import pytest
 from sqlalchemy import delete
 
-from bot.app import App
 from bot.cli import init_dir, main
 from bot.games.ratings import current, ratings_of
 from bot.models import Player, RatingKind, StoredRating
 from bot.settings import BotSettings, RatingSettings
-from bot.testing import body_of
+from bot.testing import TestApp, body_of
 from tests.bot.games.test_ratings_results import race
 from tests.bot.gm_helpers import ADDRESS, BOT, mails, new_app, player_says
 
@@ -24,7 +23,7 @@ EVIL = '<b>Roger</b> & "Co"'  # a name from mail: markup and quotes
 PAGE = "https://flagman.example.org/_ratings/"
 
 
-def rated_app(tmp_path: Path) -> App:
+def rated_app(tmp_path: Path) -> TestApp:
     """Racecraft rc1 and rc2 rated and finished, roger (renamed `EVIL` between them) opted in
     before rc1; ratings shown after 2; the archive kept in tmp_path/site."""
     bot = BotSettings(
@@ -104,7 +103,7 @@ def test_rating_alone_answers_the_persons_own_ratings_to_their_own_address(tmp_p
         app.close()
 
 
-def flagman_on(app: App, tmp_path: Path, *args: str) -> int:
+def flagman_on(app: TestApp, tmp_path: Path, *args: str) -> int:
     """`flagman ARGS` on the database of `app`, ratings shown after 2 rated races."""
     config = tmp_path / "cli" / "flagman.toml"
     if not config.exists():

@@ -20,6 +20,8 @@ from bot.models import Game, GameStatus, Player, RatingKind, Seat, StoredRating
 from bot.ratings import Rating, rate
 from bot.settings import RatingSettings
 from bot.testing import body_of
+from rules import find_game
+from rules.api import GameState
 from rules.season import Finish, Outcome, RaceResult
 from tests.bot.games.test_ratings_results import race
 from tests.bot.gm_helpers import (
@@ -111,7 +113,8 @@ def test_the_stored_ratings_equal_a_recomputation_whatever_the_order_of_results_
                         ),
                     )
                     game.status, game.finished_at = GameStatus.FINISHED, now
-                    _, writes = ratings.final_changes(session, game, None, None)  # type: ignore[arg-type]
+                    # the game and state are not read: result_from, replaced above, gives the result
+                    _, writes = ratings.final_changes(session, game, find_game("racecraft"), GameState(None))
                     session.flush()
                     if writes is not None:
                         ratings.write(session, writes)

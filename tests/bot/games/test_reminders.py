@@ -9,9 +9,9 @@ from datetime import timedelta
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.app import App
 from bot.games.reminders import mark_name, marks_due, parse_marks, validate_spec
 from bot.store import find_game_row
+from bot.testing import TestApp
 from rules import find_game
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, START, body_of, cycle, gm_says, mails, past_setup, player_says, turns
@@ -21,15 +21,15 @@ RACECRAFT = find_game("racecraft")
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 
 
-def reminders_to(app: App, seat: str) -> list[str]:
+def reminders_to(app: TestApp, seat: str) -> list[str]:
     return [body_of(m) for m in mails(app, ADDRESS[seat]) if "Reminder" in str(m["Subject"])]
 
 
-def all_reminders(app: App) -> int:
+def all_reminders(app: TestApp) -> int:
     return sum(len(reminders_to(app, seat)) for seat in ADDRESS)
 
 
-def set_game(app: App, **values: object) -> None:
+def set_game(app: TestApp, **values: object) -> None:
     with app.db.transaction() as session:
         game = find_game_row(session, "rc1")
         assert game is not None
@@ -37,7 +37,7 @@ def set_game(app: App, **values: object) -> None:
             setattr(game, key, value)
 
 
-def test_reminders_go_at_each_mark_once_and_only_to_seats_with_nothing_on_file(rc: App) -> None:
+def test_reminders_go_at_each_mark_once_and_only_to_seats_with_nothing_on_file(rc: TestApp) -> None:
     """24h and 2h before the deadline, once each; a seat with orders on file gets none."""
     player_says(rc, "seb", "USE 3")
     moving_clock(rc).set(START + timedelta(hours=23))
@@ -60,7 +60,7 @@ def test_reminders_go_at_each_mark_once_and_only_to_seats_with_nothing_on_file(r
     assert set(turns(rc)[0].reminded.split(",")) == {"1d", "2h"}  # both marks recorded on the turn
 
 
-def test_a_reminder_shows_the_deadline_in_the_recipients_zone_and_the_default(rc: App) -> None:
+def test_a_reminder_shows_the_deadline_in_the_recipients_zone_and_the_default(rc: TestApp) -> None:
     """Every deadline is shown in the recipient's own zone; the reminder says what the default is."""
     moving_clock(rc).set(START + timedelta(hours=24))
     cycle(rc)
@@ -73,7 +73,7 @@ def test_a_reminder_shows_the_deadline_in_the_recipients_zone_and_the_default(rc
     assert "rc1.kelly." in str(reminder["Reply-To"])  # replying to it authenticates
 
 
-def test_a_mark_already_past_when_the_turn_opens_is_skipped(gapp: App) -> None:
+def test_a_mark_already_past_when_the_turn_opens_is_skipped(gapp: TestApp) -> None:
     """A 12-hour turn gets no "24h before" reminder straight after its turn sheet."""
     from bot.games.turns import create_game
     from tests.bot.gm_helpers import GM, RACERS
@@ -98,7 +98,7 @@ def test_a_mark_already_past_when_the_turn_opens_is_skipped(gapp: App) -> None:
     assert all_reminders(gapp) == 5
 
 
-def test_marks_due_together_after_downtime_send_one_reminder(rc: App) -> None:
+def test_marks_due_together_after_downtime_send_one_reminder(rc: TestApp) -> None:
     """The service was down across both marks: one reminder, not two."""
     moving_clock(rc).set(START + timedelta(hours=47))
     cycle(rc)
@@ -106,7 +106,7 @@ def test_marks_due_together_after_downtime_send_one_reminder(rc: App) -> None:
     assert "in 1 hour" in reminders_to(rc, "kelly")[0]
 
 
-def test_moving_the_deadline_rearms_the_reminders(rc: App) -> None:
+def test_moving_the_deadline_rearms_the_reminders(rc: TestApp) -> None:
     """After EXTEND the reminders count again from the new deadline."""
     moving_clock(rc).set(START + timedelta(hours=24))
     cycle(rc)
@@ -119,7 +119,7 @@ def test_moving_the_deadline_rearms_the_reminders(rc: App) -> None:
     assert len(reminders_to(rc, "kelly")) == 2
 
 
-def test_no_reminders_for_a_paused_game_or_with_the_schedule_off(rc: App) -> None:
+def test_no_reminders_for_a_paused_game_or_with_the_schedule_off(rc: TestApp) -> None:
     gm_says(rc, "PAUSE rc1")
     moving_clock(rc).set(START + timedelta(hours=24))
     cycle(rc)
@@ -170,7 +170,7 @@ def test_each_mark_is_handled_once_and_only_reached_marks_are_sent(
     assert len(sent) == len(set(sent))
 
 
-def test_a_player_on_vacation_gets_no_reminder(rc: App) -> None:
+def test_a_player_on_vacation_gets_no_reminder(rc: TestApp) -> None:
     """mail-interface.md: VACATION <from> <to>: "defaults apply" for a turn due in those days:
     the player is away, so the reminders before it are not sent to them (the others get theirs)."""
     player_says(rc, "kelly", "VACATION 2026-01-05 2026-01-08")  # turn 1 closes on Wed 7 Jan
@@ -180,7 +180,7 @@ def test_a_player_on_vacation_gets_no_reminder(rc: App) -> None:
     assert len(reminders_to(rc, "seb")) == 1
 
 
-def test_a_reminder_names_the_gms_plot_as_what_a_silent_seat_gets(rc: App) -> None:
+def test_a_reminder_names_the_gms_plot_as_what_a_silent_seat_gets(rc: TestApp) -> None:
     """ "the player sees it named as the GM's plot wherever a default is
     mentioned" -- the reminder included."""
     gm_says(rc, "PLOT rc1 steve USE 1")
@@ -193,7 +193,7 @@ def test_a_reminder_names_the_gms_plot_as_what_a_silent_seat_gets(rc: App) -> No
     assert "you get the default:" in other
 
 
-def test_a_seat_whose_set_lacks_a_part_is_reminded_with_what_fills_it(gapp: App) -> None:
+def test_a_seat_whose_set_lacks_a_part_is_reminded_with_what_fills_it(gapp: TestApp) -> None:
     """The reminders render what counts: speed-circuit.md §8, "every line is optional
     but SPEED"; a driver whose plot on file lacks SPEED is reminded, told the set lacks the speed
     and which speed the default fills in (the safe plot's); a driver with a whole plot is not."""

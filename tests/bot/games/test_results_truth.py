@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import re
 
-from bot.app import App
-from bot.testing import body_of
+from bot.testing import TestApp, body_of
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, GM, gm_says, mails, player_says
 
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 
 
-def test_the_gm_plot_is_named_as_such_to_the_player_and_the_gm(rc: App) -> None:
+def test_the_gm_plot_is_named_as_such_to_the_player_and_the_gm(rc: TestApp) -> None:
     gm_says(rc, "PLOT rc1 steve USE 1")
     for seat in ("kelly", "seb", "roger"):
         player_says(rc, seat, "USE 2")
@@ -32,7 +31,7 @@ def test_the_gm_plot_is_named_as_such_to_the_player_and_the_gm(rc: App) -> None:
     assert "the GM's plot: USE 1" in lines["steve"] and "the default: USE" in lines["anna"]
 
 
-def test_the_receipts_name_the_gm_plot_as_such(rc: App) -> None:
+def test_the_receipts_name_the_gm_plot_as_such(rc: TestApp) -> None:
     """The receipts marked a seat given the GM's plot "(default)" while its own line said "the
     GM's plot": the receipts say "(the GM's plot)" for it and "(default)" for a seat given the
     game's default, in the text and the HTML part alike."""

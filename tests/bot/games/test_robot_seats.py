@@ -14,13 +14,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
 
-from bot.app import App
 from bot.cli import main as cli_main
 from bot.games import robots
 from bot.games.turns import GameError, create_game
 from bot.models import OrderSubmission, Turn
 from bot.ops.backup import replay_game
 from bot.store import find_game_row, open_turn, turn_submissions
+from bot.testing import TestApp
 from rules import find_game
 from rules.api import RobotLevel, robot_rng, turn_seed
 from tests.bot import gm_helpers
@@ -33,7 +33,7 @@ ADDRESS = {p.seat: p.address for p in RACERS}
 
 
 @pytest.fixture
-def rr(gapp: App) -> App:
+def rr(gapp: TestApp) -> TestApp:
     """Racecraft `rr1`: three people and two robots (robo, tin), started, mail sent."""
     with gapp.db.transaction() as session:
         create_game(
@@ -52,7 +52,7 @@ def rr(gapp: App) -> App:
     return gapp
 
 
-def _filed(app: App, number: int) -> dict[str, list[tuple[str, str]]]:
+def _filed(app: TestApp, number: int) -> dict[str, list[tuple[str, str]]]:
     with app.db.read() as session:
         game = find_game_row(session, "rr1")
         assert game is not None
@@ -65,7 +65,7 @@ def _filed(app: App, number: int) -> dict[str, list[tuple[str, str]]]:
         }
 
 
-def _expected_robot_orders(app: App, number: int, seat: str) -> str:
+def _expected_robot_orders(app: TestApp, number: int, seat: str) -> str:
     """What the design says a robot files: `robot_orders` of the state the turn opened with, its
     rng `robot_rng(turn_seed(game seed, turn number), seat)`."""
     with app.db.read() as session:
@@ -79,7 +79,7 @@ def _expected_robot_orders(app: App, number: int, seat: str) -> str:
         )
 
 
-def test_robot_seats_are_made_never_mailed_and_file_their_orders_as_the_turn_opens(rr: App) -> None:
+def test_robot_seats_are_made_never_mailed_and_file_their_orders_as_the_turn_opens(rr: TestApp) -> None:
     """ "adds a robot seat (no address; never mailed)"; "a robot's orders are on file as soon as
     a turn opens", computed from a value fixed when it opens (the game's seed and the turn's
     number), stored as the seat's own orders."""
@@ -99,7 +99,7 @@ def test_robot_seats_are_made_never_mailed_and_file_their_orders_as_the_turn_ope
     assert set(filed) == {"robo", "tin"}  # nobody else has orders yet
 
 
-def test_early_resolution_waits_only_for_the_people_and_robots_play_on(rr: App) -> None:
+def test_early_resolution_waits_only_for_the_people_and_robots_play_on(rr: TestApp) -> None:
     """ "so early resolution waits only for the people": the turn resolves once the three people
     ordered; the next turn opens with the robots' orders on file again; replay is exact."""
     for seat in ("kelly", "seb"):
@@ -117,20 +117,20 @@ def test_early_resolution_waits_only_for_the_people_and_robots_play_on(rr: App) 
         assert all(not r.differences for r in replay_game(session, "rr1"))
 
 
-def test_a_robots_set_counts_as_submitted_at_the_deadline_after_every_persons(rr: App) -> None:
+def test_a_robots_set_counts_as_submitted_at_the_deadline_after_every_persons(rr: TestApp) -> None:
     """ "A robot's set counts as submitted at the deadline (or last)" (docs/DESIGN.md, "Robot
     drivers"): the robots' orders are filed as the turn opens, yet the order stored with the
     turn and handed to the rules (SpeedPhreakz S16: "the earliest submission wins") lists every
     person first, in the order they sent, then the robots in the order they were filed."""
     for seat in ("seb", "kelly", "steve"):
         player_says(rr, seat, "USE 2", game="rr1")
-        rr.clock.advance(minutes=5)  # type: ignore[attr-defined]
+        rr.clock.advance(minutes=5)
     first = turns(rr, "rr1")[0]
     assert first.resolved_at is not None
     assert first.submitted == ["seb", "kelly", "steve", "robo", "tin"]
 
 
-def test_a_robots_orders_do_not_depend_on_the_turns_dice_secret(gapp: App, tmp_path: Path) -> None:
+def test_a_robots_orders_do_not_depend_on_the_turns_dice_secret(gapp: TestApp, tmp_path: Path) -> None:
     """docs/DESIGN.md, "Robot drivers": the robot's rng is fixed when the turn opens and never
     depends on the dice seed, which comes from the turn's secret and the orders at resolution
     time. Two bots drawing different secrets file the same robot orders."""
@@ -157,7 +157,7 @@ def test_a_robots_orders_do_not_depend_on_the_turns_dice_secret(gapp: App, tmp_p
     assert turns(gapp, "rr1")[0].secret != secret
 
 
-def test_robot_names_are_checked_like_players_and_count_towards_the_field(gapp: App) -> None:
+def test_robot_names_are_checked_like_players_and_count_towards_the_field(gapp: TestApp) -> None:
     """ "a name checked like a player's": a bad name, a name twice, too many seats are refused."""
     cases = [
         (("robo!",), "robot name"),
@@ -212,7 +212,7 @@ def test_the_cli_adds_robots_and_shows_them(tmp_path: Path, capsys: pytest.Captu
 
 
 def test_a_robot_seat_may_drive_at_the_easy_level(
-    gapp: App, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    gapp: TestApp, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """ "a second, easier level for newcomers (`--robot NAME:easy`)". The level is
     stored with the seat (migration 0016_robots), the orders filed for it are the rules' easy robot's
@@ -260,7 +260,7 @@ def test_a_robot_seat_may_drive_at_the_easy_level(
 # -- REPLACE <game> <seat> ROBOT ------------------------------------------------------------------
 
 
-def test_replace_robot_hands_the_seat_to_a_robot_and_tells_the_outgoing_player(rr: App) -> None:
+def test_replace_robot_hands_the_seat_to_a_robot_and_tells_the_outgoing_player(rr: TestApp) -> None:
     """mail-interface.md, GM commands: "REPLACE <game> <seat> <address>|ROBOT"; "the GM's
     REPLACE game seat ROBOT hands a dropped seat to a robot". The outgoing player is told as for
     any REPLACE; the robot's orders for the open turn are on file at once; the seat is never
@@ -290,7 +290,7 @@ def test_replace_robot_hands_the_seat_to_a_robot_and_tells_the_outgoing_player(r
         assert [s.name for s in game.seats if s.robot] == ["robo", "tin"]
 
 
-def test_replace_robot_takes_a_level_like_the_command_lines_robot_name_level(rr: App) -> None:
+def test_replace_robot_takes_a_level_like_the_command_lines_robot_name_level(rr: TestApp) -> None:
     """ "a second, easier level for newcomers (`--robot NAME:easy`)"; the GM's
     REPLACE <game> <seat> ROBOT takes it too (ROBOT EASY, or ROBOT:easy as on the command
     line). The seat's robot then drives at that level: its orders on file are the easy
@@ -338,7 +338,7 @@ def test_replace_robot_by_the_command_line(tmp_path: Path, capsys: pytest.Captur
     assert "anna         (robot)" in shown and "roger        (robot, easy)" in shown, shown
 
 
-def test_a_gms_set_makes_the_robot_drive_on_from_the_new_state(rr: App) -> None:
+def test_a_gms_set_makes_the_robot_drive_on_from_the_new_state(rr: TestApp) -> None:
     """A robot's orders come from what it can see when they are filed: after the GM's SET changes
     the open turn's state, each robot's orders are worked out again from it (after a CLEAR of the
     earlier ones), so what stands is always legal for the state the turn resolves."""
@@ -364,7 +364,7 @@ _names = itertools.count(1)
     robot_count=st.integers(1, 4),
 )
 def test_robots_orders_are_complete_and_early_resolution_waits_for_the_people(
-    gapp: App, kind: str, seed: int, people: int, robot_count: int
+    gapp: TestApp, kind: str, seed: int, people: int, robot_count: int
 ) -> None:
     """Property ("a robot's orders are on file as soon as a turn opens, so early
     resolution waits only for the people"): in any game, for any field, at every turn opened the
@@ -422,7 +422,7 @@ def test_robots_orders_are_complete_and_early_resolution_waits_for_the_people(
             resolve_now(gapp.shell, session, game, turn)
 
 
-def test_a_turn_only_robots_order_in_waits_for_its_deadline(rr: App) -> None:
+def test_a_turn_only_robots_order_in_waits_for_its_deadline(rr: TestApp) -> None:
     """ "early resolution waits only for the people": with no person left in the race, a turn is
     not resolved early (one tick after another, mailing results each time) but at its deadline or
     by the GM's PROCESS (docs/DESIGN.md, "Robot drivers")."""
@@ -433,7 +433,7 @@ def test_a_turn_only_robots_order_in_waits_for_its_deadline(rr: App) -> None:
     assert turns(rr, "rr1")[0].resolved_at is not None and len(turns(rr, "rr1")) == 2
 
 
-def test_a_rollback_past_a_replace_robot_files_the_robots_orders(rr: App) -> None:
+def test_a_rollback_past_a_replace_robot_files_the_robots_orders(rr: TestApp) -> None:
     """ "a robot's orders are on file as soon as a turn opens, so early resolution waits only for
     the people", a turn reopened by ROLLBACK included: steve was defaulted in turn 1,
     handed to a robot in turn 2, then turn 1 rolled back. Its default is discarded (docs/DESIGN.md,
@@ -443,7 +443,7 @@ def test_a_rollback_past_a_replace_robot_files_the_robots_orders(rr: App) -> Non
 
     for seat in ("kelly", "seb"):
         player_says(rr, seat, "USE 2", game="rr1")
-    rr.clock.advance(hours=49)  # type: ignore[attr-defined]
+    rr.clock.advance(hours=49)
     cycle(rr)
     assert len(turns(rr, "rr1")) == 2
     assert any(source == "default" for source, _ in _filed(rr, 1)["steve"])
@@ -457,7 +457,7 @@ def test_a_rollback_past_a_replace_robot_files_the_robots_orders(rr: App) -> Non
     assert not any(source == "default" for source, _ in _filed(rr, 1)["steve"])
 
 
-def test_replace_robot_refuses_a_seat_out_of_the_race(rr: App) -> None:
+def test_replace_robot_refuses_a_seat_out_of_the_race(rr: TestApp) -> None:
     """ "Every statement in a mail must be true" (the brief's house rules): REPLACE ... ROBOT
     tells everyone a robot "drives it on"; for a seat still held but out of the race (here the
     rules' drop with the seat kept, as after a crash) that would be false, so it is refused and

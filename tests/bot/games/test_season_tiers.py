@@ -13,12 +13,11 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
-from bot.app import App
 from bot.games import season_tiers, seasons
 from bot.games.turns import PlayerSpec, create_game
 from bot.gm import digest
 from bot.models import Game, GmAudit, Player, Season, SeasonDraw, SeriesEntry, Substitute
-from bot.testing import body_of, reply_to
+from bot.testing import TestApp, body_of, reply_to
 from tests.bot.gm_helpers import (
     GM,
     bodies,
@@ -37,7 +36,7 @@ LOW = tuple((s, f"{s}@example.org") for s in ("uma", "vic", "walt", "xia", "zed"
 
 
 @pytest.fixture
-def tiers(tmp_path: Path) -> Iterator[App]:
+def tiers(tmp_path: Path) -> Iterator[TestApp]:
     """Series cup: tier 1 (top1, game a1: five drivers), tier 2 (low1, game b1: five others), one
     race each, one up and one down; both races run to their end, and the seasons
     marked finished by the tick after."""
@@ -75,11 +74,11 @@ def tiers(tmp_path: Path) -> Iterator[App]:
     app.close()
 
 
-def last_body(app: App) -> str:
+def last_body(app: TestApp) -> str:
     return body_of(last(app, GM))
 
 
-def _tables(app: App) -> dict[str, list[str]]:
+def _tables(app: TestApp) -> dict[str, list[str]]:
     with app.db.read() as session:
         out = {}
         for name in ("top1", "low1"):
@@ -89,7 +88,7 @@ def _tables(app: App) -> dict[str, list[str]]:
         return out
 
 
-def test_the_draw_waits_in_the_digest_and_by_mail_and_nothing_is_made_until_confirmed(tiers: App) -> None:
+def test_the_draw_waits_in_the_digest_and_by_mail_and_nothing_is_made_until_confirmed(tiers: TestApp) -> None:
     tables = _tables(tiers)
     top, low = tables["top1"], tables["low1"]
     with tiers.db.read() as session:
@@ -126,7 +125,7 @@ def test_the_draw_waits_in_the_digest_and_by_mail_and_nothing_is_made_until_conf
     assert sheet and "This is race 1 of 1 of season cup-2-t" in body_of(sheet[0])
 
 
-def test_a_second_confirm_and_a_confirm_by_another_gm_are_refused(tiers: App) -> None:
+def test_a_second_confirm_and_a_confirm_by_another_gm_are_refused(tiers: TestApp) -> None:
     with tiers.db.transaction() as session:
         game = session.scalar(select(Game).where(Game.name == "a1"))
         assert game is not None
@@ -139,7 +138,7 @@ def test_a_second_confirm_and_a_confirm_by_another_gm_are_refused(tiers: App) ->
 
 
 def test_season_next_by_cli_shows_the_draw_and_makes_it_with_confirm(
-    tiers: App, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tiers: TestApp, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from bot.cli import init_dir, main
 
@@ -202,7 +201,7 @@ def test_season_new_by_gm_mail_takes_series_tier_up_and_down(tmp_path: Path) -> 
         app.close()
 
 
-def test_a_driver_without_a_seat_at_the_end_leaves_and_the_next_moves_in_their_place(tiers: App) -> None:
+def test_a_driver_without_a_seat_at_the_end_leaves_and_the_next_moves_in_their_place(tiers: TestApp) -> None:
     """docs/championships.md: "the drivers going on are the people holding a seat of their
     tier's last race at its end ...; a leaver is never moved and does not count: the next
     driver in the table moves in their place"."""
@@ -220,7 +219,7 @@ def test_a_driver_without_a_seat_at_the_end_leaves_and_the_next_moves_in_their_p
     assert [[d.name for d in t.drivers] for t in draw.tiers] == [[*top[:4], low[1]], [top[4], *low[2:]]]
 
 
-def test_the_draw_is_stored_when_first_shown_and_confirming_makes_the_stored_draw(tiers: App) -> None:
+def test_the_draw_is_stored_when_first_shown_and_confirming_makes_the_stored_draw(tiers: TestApp) -> None:
     """docs/championships.md, "The GM confirms": "the draw shown is the draw made": the draw is
     stored when it is first shown, and confirming makes that draw, not a recomputation."""
     with tiers.db.read() as session:
@@ -243,7 +242,7 @@ def test_the_draw_is_stored_when_first_shown_and_confirming_makes_the_stored_dra
         assert session.scalars(select(SeasonDraw)).one().made_at is not None
 
 
-def test_a_correction_after_the_draw_is_shown_makes_it_stale_until_the_gm_draws_again(tiers: App) -> None:
+def test_a_correction_after_the_draw_is_shown_makes_it_stale_until_the_gm_draws_again(tiers: TestApp) -> None:
     """docs/championships.md, "The GM confirms": a race result corrected after the draw was
     shown makes the draw stale; the digest and SEASON <game> NEXT say so, confirming is refused,
     and the GM draws again (NEXT REDRAW) once the race has its result again."""
@@ -278,7 +277,7 @@ def test_a_correction_after_the_draw_is_shown_makes_it_stale_until_the_gm_draws_
     assert "season 2 is made" in last_body(tiers)
 
 
-def test_season_next_redraw_by_cli(tiers: App, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_season_next_redraw_by_cli(tiers: TestApp, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from bot.cli import init_dir, main
 
     config = init_dir(tmp_path / "site", "flagman@example.org")
@@ -299,7 +298,7 @@ def test_season_next_redraw_by_cli(tiers: App, tmp_path: Path, capsys: pytest.Ca
 
 
 def test_newcomers_who_joined_and_the_bench_opted_in_go_to_the_lowest_tier_and_robots_fill_a_least_field(
-    tiers: App,
+    tiers: TestApp,
 ) -> None:
     """docs/championships.md, "Newcomers and robots": a known player's JOIN <series> with no race
     open enters the next season; the bench volunteers of the kind too when the lowest tier takes
@@ -343,7 +342,7 @@ def test_newcomers_who_joined_and_the_bench_opted_in_go_to_the_lowest_tier_and_r
         assert not any(s.robot for s in first.races[0].game.seats), "no least field set: no robots"
 
 
-def test_a_join_after_the_draw_is_shown_makes_it_stale(tiers: App) -> None:
+def test_a_join_after_the_draw_is_shown_makes_it_stale(tiers: TestApp) -> None:
     """docs/championships.md: a newcomer joining after the draw was shown makes it stale."""
     gm_says(tiers, "SEASON b1 NEXT", game="b1")
     with tiers.db.transaction() as session:
@@ -382,7 +381,7 @@ def test_season_new_takes_a_least_field_and_the_bench_by_mail_and_cli(tmp_path: 
 GM2 = "gm2@example.org"
 
 
-def _second_gm_runs_tier_2(app: App) -> None:
+def _second_gm_runs_tier_2(app: TestApp) -> None:
     with app.db.transaction() as session:
         low = seasons.find_season(session, "low1")
         b1 = session.scalar(select(Game).where(Game.name == "b1"))
@@ -390,7 +389,7 @@ def _second_gm_runs_tier_2(app: App) -> None:
         low.gm_address = b1.gm_address = GM2
 
 
-def test_tiers_with_different_gms_each_confirm_by_mail_and_the_draw_is_made_when_all_have(tiers: App) -> None:
+def test_tiers_with_different_gms_each_confirm_by_mail_and_the_draw_is_made_when_all_have(tiers: TestApp) -> None:
     """docs/championships.md, "The GM confirms": "each tier's GM gets the draw in their own
     digest and confirms it by mail ...; the draw is made when the GMs of every tier have
     confirmed it"."""
@@ -415,7 +414,7 @@ def test_tiers_with_different_gms_each_confirm_by_mail_and_the_draw_is_made_when
         assert made == {1: GM, 2: GM2}, "each tier keeps its GM"
 
 
-def test_a_redraw_starts_the_confirmations_again_and_a_gm_of_no_tier_is_refused(tiers: App) -> None:
+def test_a_redraw_starts_the_confirmations_again_and_a_gm_of_no_tier_is_refused(tiers: TestApp) -> None:
     _second_gm_runs_tier_2(tiers)
     gm_says(tiers, "SEASON b1 NEXT CONFIRM", game="b1", sender=GM2)
     with tiers.db.transaction() as session:
@@ -451,7 +450,7 @@ def test_bonus_points_only_for_an_honour_the_game_defines(tmp_path: Path) -> Non
         app.close()
 
 
-def test_a_strangers_join_of_a_series_between_seasons_is_double_opt_in_under_the_name_given(tiers: App) -> None:
+def test_a_strangers_join_of_a_series_between_seasons_is_double_opt_in_under_the_name_given(tiers: TestApp) -> None:
     """docs/championships.md, "Newcomers and robots": a stranger's JOIN <series> gets a code
     first, and is in the next season only once the code comes back from that address; they are
     named as JOIN <game> names them: the name given after the series (case kept; refused, with
@@ -466,11 +465,11 @@ def test_a_strangers_join_of_a_series_between_seasons_is_double_opt_in_under_the
     assert "[confirm series." in str(code_mail["Subject"]) and "series cup" in str(code_mail["Subject"])
     with tiers.db.read() as session:
         assert session.scalar(select(func.count()).select_from(SeriesEntry)) == 0, "nothing before the code"
-    tiers.inbox.deliver(reply_to(code_mail, "Yes please", sender="kim@example.net"))  # type: ignore[attr-defined]
+    tiers.inbox.deliver(reply_to(code_mail, "Yes please", sender="kim@example.net"))
     cycle(tiers)
     assert "You have joined series cup for its next season" in body_of(last(tiers, "kim@example.net"))
     # A forged or stale code does nothing: another address sending it back is refused.
-    tiers.inbox.deliver(reply_to(code_mail, "Yes", sender="eve@example.net"))  # type: ignore[attr-defined]
+    tiers.inbox.deliver(reply_to(code_mail, "Yes", sender="eve@example.net"))
     cycle(tiers)
     with tiers.db.read() as session:
         assert session.scalar(select(func.count()).select_from(SeriesEntry)) == 1
@@ -490,16 +489,16 @@ def test_a_strangers_join_of_a_series_between_seasons_is_double_opt_in_under_the
     codes = {a: last(tiers, a) for a in address}
     assert all("[confirm series." in str(m["Subject"]) for m in codes.values())
     # Each code stands for its own request: kdv's, sent back by x, enters nobody.
-    tiers.inbox.deliver(reply_to(codes["kdv@example.net"], "Yes", sender="x@example.net"))  # type: ignore[attr-defined]
+    tiers.inbox.deliver(reply_to(codes["kdv@example.net"], "Yes", sender="x@example.net"))
     cycle(tiers)
     with tiers.db.read() as session:
         assert session.scalar(select(func.count()).select_from(SeriesEntry)) == 1, "kim alone"
     for a in address:
-        tiers.inbox.deliver(reply_to(codes[a], "Yes", sender=a))  # type: ignore[attr-defined]
+        tiers.inbox.deliver(reply_to(codes[a], "Yes", sender=a))
         cycle(tiers)
         assert "You have joined series cup for its next season" in body_of(last(tiers, a)), a
     # A code once used stands no more.
-    tiers.inbox.deliver(reply_to(codes["lee@example.net"], "Yes", sender="lee@example.net"))  # type: ignore[attr-defined]
+    tiers.inbox.deliver(reply_to(codes["lee@example.net"], "Yes", sender="lee@example.net"))
     cycle(tiers)
     assert "You have joined" not in body_of(last(tiers, "lee@example.net"))
     with tiers.db.read() as session:

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from bot.app import App
 from bot.cli import init_dir, main
 from bot.db import Database
 from bot.games import seasons
@@ -19,21 +18,21 @@ from bot.games.turns import PlayerSpec, create_game, current_state
 from bot.models import GmAudit, Season
 from bot.settings import load_settings
 from bot.store import find_game_row
-from bot.testing import body_of
+from bot.testing import TestApp, body_of
 from rules.api import Viewer
 from rules.season import F1_POINTS
 from tests.bot.gm_helpers import GM, RACERS, bodies, gm_says, mails, new_app, player_says, to_the_finish
 
 
 @pytest.fixture
-def gapp(tmp_path: Path) -> Iterator[App]:
+def gapp(tmp_path: Path) -> Iterator[TestApp]:
     app = new_app(tmp_path)
     yield app
     app.close()
 
 
 @pytest.fixture
-def rc(gapp: App) -> App:
+def rc(gapp: TestApp) -> TestApp:
     """Racecraft `rc1`, five players, started; mail sent."""
     with gapp.db.transaction() as session:
         create_game(gapp.shell, session, kind="racecraft", name="rc1", players=RACERS, gm_address=GM, seed=7)
@@ -133,7 +132,7 @@ def test_racecraft_has_no_tracks_to_rotate(site: Path, capsys: pytest.CaptureFix
 # -- by GM mail ----------------------------------------------------------------------------------
 
 
-def test_season_new_by_gm_mail_makes_the_game_race_1_confirmed_and_audited(rc: App) -> None:
+def test_season_new_by_gm_mail_makes_the_game_race_1_confirmed_and_audited(rc: TestApp) -> None:
     gm_says(rc, "SEASON rc1 NEW winter SCORING cfr DROP 1 NOSHOW 4 RACES 4")
     with rc.db.read() as session:
         season = seasons.find_season(session, "winter")
@@ -146,7 +145,7 @@ def test_season_new_by_gm_mail_makes_the_game_race_1_confirmed_and_audited(rc: A
     assert "season winter (racecraft) created" in bodies(rc, GM)
 
 
-def test_season_add_by_gm_mail_takes_only_a_season_of_that_gm(rc: App) -> None:
+def test_season_add_by_gm_mail_takes_only_a_season_of_that_gm(rc: TestApp) -> None:
     with rc.db.transaction() as session:
         for name, gm in (("rc2", GM), ("rc3", "other-gm@example.org")):
             create_game(rc.shell, session, kind="racecraft", name=name, players=RACERS, gm_address=gm, seed=3)
@@ -169,7 +168,7 @@ def test_season_add_by_gm_mail_takes_only_a_season_of_that_gm(rc: App) -> None:
     assert "You run no season called theirs" in said
 
 
-def test_season_by_gm_mail_refuses_what_it_cannot_read(rc: App) -> None:
+def test_season_by_gm_mail_refuses_what_it_cannot_read(rc: TestApp) -> None:
     gm_says(rc, "SEASON rc1 NEW s1 POINTS 3")
     gm_says(rc, "SEASON rc1 NEW s1 DROP many")
     gm_says(rc, "SEASON rc1 MAKE s1")
@@ -184,7 +183,7 @@ def test_season_by_gm_mail_refuses_what_it_cannot_read(rc: App) -> None:
 # -- the table from finished races -----------------------------------------------------------------
 
 
-def test_the_table_counts_a_finished_race_and_a_no_show(gapp: App) -> None:
+def test_the_table_counts_a_finished_race_and_a_no_show(gapp: TestApp) -> None:
     people = [PlayerSpec(s.seat, s.address, s.name, "UTC") for s in RACERS]
     with gapp.db.transaction() as session:
         create_game(
@@ -221,7 +220,7 @@ def test_the_table_counts_a_finished_race_and_a_no_show(gapp: App) -> None:
         assert by[name].points == (F1_POINTS[placed[name] - 1] if name in placed else 0), name
 
 
-def test_every_results_mail_of_a_season_race_shows_the_table_and_the_final_counts_the_race(gapp: App) -> None:
+def test_every_results_mail_of_a_season_race_shows_the_table_and_the_final_counts_the_race(gapp: TestApp) -> None:
     people = [PlayerSpec(s.seat, s.address, s.name, "UTC") for s in RACERS]
     with gapp.db.transaction() as session:
         create_game(
@@ -252,7 +251,7 @@ def test_every_results_mail_of_a_season_race_shows_the_table_and_the_final_count
     assert not any("Season s1" in body_of(m) for m in mails(gapp) if "[rc9]" in str(m["Subject"]))
 
 
-def finished_season(tmp_path: Path, archive: bool = False) -> App:
+def finished_season(tmp_path: Path, archive: bool = False) -> TestApp:
     """Season s1 of Racecraft: rc1 (race 1) run to its end with anna a no-show, rc2 (race 2)
     under way; with `archive`, the bot keeps the archive in tmp_path/site."""
     from dataclasses import replace
@@ -371,7 +370,7 @@ def test_the_next_race_is_made_and_started_when_the_last_ends_its_grid_from_the_
 # -- sign-ups ----------------------------------------------------------------------------------------
 
 
-def test_join_a_season_by_mail_takes_a_seat_in_its_race_open_for_sign_ups_after_the_code(gapp: App) -> None:
+def test_join_a_season_by_mail_takes_a_seat_in_its_race_open_for_sign_ups_after_the_code(gapp: TestApp) -> None:
     from tests.bot.gm_helpers import last, stranger_joins, stranger_says
 
     with gapp.db.transaction() as session:

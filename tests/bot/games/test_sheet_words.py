@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from bot.app import App
+from bot.testing import TestApp
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, START, body_of, cycle, gm_says, last, mails, player_says
 from tests.helpers import moving_clock
@@ -17,7 +17,7 @@ gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 PLOTTED = "you get the GM's plot (the game's own default would be USE 5): > USE 2"
 
 
-def _text(app: App, seat: str) -> str:
+def _text(app: TestApp, seat: str) -> str:
     """The last mail to `seat`, its words on one line (wrapping aside)."""
     return " ".join(body_of(last(app, ADDRESS[seat])).split())
 
@@ -30,7 +30,7 @@ def _one_default(text: str) -> None:
     assert "NMR default" not in text and "If no order arrives" not in text
 
 
-def test_a_seat_with_a_gm_plot_is_told_one_default_once_in_every_letter(rc: App) -> None:
+def test_a_seat_with_a_gm_plot_is_told_one_default_once_in_every_letter(rc: TestApp) -> None:
     """racecraft.md, NMR: "The player uses half their remaining EP, rounded down ... A GM
     override for that player replaces the default." The sheet sent again, ORDERS, a refusal and
     the reminder each say the one default that counts, from the outlook, once."""
@@ -52,7 +52,7 @@ def test_a_seat_with_a_gm_plot_is_told_one_default_once_in_every_letter(rc: App)
     _one_default(" ".join(reminder.split()))
 
 
-def test_a_seat_without_a_plot_is_told_the_games_default_once(rc: App) -> None:
+def test_a_seat_without_a_plot_is_told_the_games_default_once(rc: TestApp) -> None:
     """The sheet states the default once (it said it three times: the private part, the orders
     due, the syntax block)."""
     sheet = body_of(mails(rc, ADDRESS["kelly"])[0]).replace("\r\n", "\n")
@@ -60,7 +60,7 @@ def test_a_seat_without_a_plot_is_told_the_games_default_once(rc: App) -> None:
     assert not re.search(r"NMR default|no order arrives", sheet)
 
 
-def test_racecraft_runners_run(rc: App) -> None:
+def test_racecraft_runners_run(rc: TestApp) -> None:
     """racecraft.md: "a middle-distance track race" of runners: the sheet says the seat runs (it
     said "You drive as")."""
     first = mails(rc, ADDRESS["kelly"])[0]
@@ -70,14 +70,14 @@ def test_racecraft_runners_run(rc: App) -> None:
     assert "You run as" in html and "You drive as" not in html
 
 
-def _sheets_of(app: App, kind: str) -> list[str]:
+def _sheets_of(app: TestApp, kind: str) -> list[str]:
     from tests.bot.commands.test_self_service import _game
 
     _game(app, kind, 2)
     return [str(m["Subject"]) for m in mails(app, "p0@example.org")]
 
 
-def test_subjects_are_short_and_alike_across_games(gapp: App) -> None:
+def test_subjects_are_short_and_alike_across_games(gapp: TestApp) -> None:
     """mail-interface.md: "[game] ..." subjects; every game's turn sheet reads "[g1] Title: label,
     due ..." and is short (a SpeedPhreakz sheet's was about 110 characters: its label carried what
     to send, which is the sheet's to say)."""
@@ -86,7 +86,7 @@ def test_subjects_are_short_and_alike_across_games(gapp: App) -> None:
     assert len(subject) <= 72, subject
 
 
-def test_the_speedphreakz_set_up_sheet_has_a_text_map_with_the_start_squares(gapp: App) -> None:
+def test_the_speedphreakz_set_up_sheet_has_a_text_map_with_the_start_squares(gapp: TestApp) -> None:
     """speedphreakz.md / the seed: "everyone picking a colour, starting location on the starting
     line ... orientation". The set-up sheet shows the circuit as text, the start squares marked,
     with the coordinates START x,y reads."""
@@ -99,7 +99,7 @@ def test_the_speedphreakz_set_up_sheet_has_a_text_map_with_the_start_squares(gap
     assert "x runs right, y down, as in START x,y" in sheet
 
 
-def test_history_marks_a_rolled_back_turn_as_corrected(rc: App) -> None:
+def test_history_marks_a_rolled_back_turn_as_corrected(rc: TestApp) -> None:
     """mail-interface.md, ROLLBACK: the turn is resolved again and its new results "replace the
     ones sent before"; HISTORY says so of that turn, in the list and in its report."""
     for seat in ("kelly", "seb", "steve", "roger", "anna"):
@@ -114,7 +114,7 @@ def test_history_marks_a_rolled_back_turn_as_corrected(rc: App) -> None:
     assert "The corrected results of Turn 1 of 5: start of rc1" in one
 
 
-def test_racecraft_mail_carries_no_dice_and_no_empty_receipts(rc: App) -> None:
+def test_racecraft_mail_carries_no_dice_and_no_empty_receipts(rc: TestApp) -> None:
     """racecraft.md: "Racecraft has no dice: the rng is never used" (rules.api `chance`). No mail
     of a whole race carries a dice commitment or a dice section; the results show the receipts
     of the orders used only where there were orders (the final sprint takes none), and a
@@ -133,7 +133,7 @@ def test_racecraft_mail_carries_no_dice_and_no_empty_receipts(rc: App) -> None:
     assert receipts, "the tactical turns' results carry their receipts"
 
 
-def test_preview_shows_every_part_the_default_fills_in_and_the_plots_default(gapp: App) -> None:
+def test_preview_shows_every_part_the_default_fills_in_and_the_plots_default(gapp: TestApp) -> None:
     """speedphreakz.md §5: a set-up set without START is placed on "a start square no one
     chose", and a round's program left out is the empty one when that round is resolved. PREVIEW's
     orders used show the start the default fills in now, the program still missing (locked when
@@ -153,7 +153,7 @@ def test_preview_shows_every_part_the_default_fills_in_and_the_plots_default(gap
     assert "(the GM's plot; the game's own default would be: START FREE FACING" in preview
 
 
-def test_the_end_of_a_racecraft_race_is_one_mail(rc: App) -> None:
+def test_the_end_of_a_racecraft_race_is_one_mail(rc: TestApp) -> None:
     """racecraft.md, Final sprint: "No orders are needed". The sprint runs as soon as the last
     tactical turn is resolved, so a runner got two mails a second apart (its results, then the
     final result): one will do. The final result carries the last tactical turn's results first,

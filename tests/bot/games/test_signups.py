@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.app import App
 from bot.games.signups import seat_name_for
 from bot.games.turns import create_game
 from bot.mail_in.auth import NAME_RE, signed_address
 from bot.models import GameStatus
+from bot.testing import TestApp
 from rules import find_game
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import (
@@ -36,7 +36,7 @@ gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 
 
 @pytest.fixture
-def signup(gapp: App) -> App:
+def signup(gapp: TestApp) -> TestApp:
     """Racecraft `rc2`, open for sign-ups, nobody in yet."""
     with gapp.db.transaction() as session:
         create_game(
@@ -54,12 +54,12 @@ def signup(gapp: App) -> App:
     return gapp
 
 
-def join_n(app: App, n: int, start: int = 0) -> None:
+def join_n(app: TestApp, n: int, start: int = 0) -> None:
     for i in range(start, start + n):
         stranger_joins(app, f"runner{i}@example.net", f"JOIN rc2 Runner {i}")
 
 
-def test_a_stranger_joins_and_gets_a_welcome_with_rules_syntax_and_reply_address(signup: App) -> None:
+def test_a_stranger_joins_and_gets_a_welcome_with_rules_syntax_and_reply_address(signup: TestApp) -> None:
     """JOIN <game> [name] from anyone: a seat named after the name; the welcome mail carries the
     rules summary, the order syntax and the seat's reply address."""
     stranger_joins(signup, "kim@example.net", "JOIN rc2 Kim Lee")
@@ -76,7 +76,7 @@ def test_a_stranger_joins_and_gets_a_welcome_with_rules_syntax_and_reply_address
     assert "kim-lee joined rc2" in str(last(signup, GM)["Subject"])
 
 
-def test_join_without_a_name_uses_the_address_and_names_are_unique(signup: App) -> None:
+def test_join_without_a_name_uses_the_address_and_names_are_unique(signup: TestApp) -> None:
     """The seat name comes from the address when no name is given, and is unique in the game."""
     stranger_joins(signup, "Kim.Lee@example.net", "JOIN rc2")
     stranger_joins(signup, "kim@example.org", "JOIN rc2 Kim Lee")
@@ -96,7 +96,7 @@ def test_seat_names_are_always_valid_and_new(name: str, local: str, taken: set[s
     assert NAME_RE.match(seat) and seat != "gm" and seat not in taken
 
 
-def test_join_refusals_unknown_closed_and_already_joined(signup: App, rc: App) -> None:
+def test_join_refusals_unknown_closed_and_already_joined(signup: TestApp, rc: TestApp) -> None:
     """Refusals with a reason: an unknown game, a game under way, an address already in (a full game
     starts by itself, so it is refused as under way: see the next test)."""
     stranger_says(signup, "x@example.net", "JOIN nosuch")
@@ -120,7 +120,7 @@ def test_join_refusals_unknown_closed_and_already_joined(signup: App, rc: App) -
     assert len(game_row(signup, "rc2").seats) == 1
 
 
-def test_the_game_starts_by_itself_at_the_maximum_and_then_is_full(signup: App) -> None:
+def test_the_game_starts_by_itself_at_the_maximum_and_then_is_full(signup: TestApp) -> None:
     """Automatic start when the maximum is reached; a JOIN after that is refused as closed."""
     join_n(signup, RACECRAFT.max_players)
     game = game_row(signup, "rc2")
@@ -130,7 +130,7 @@ def test_the_game_starts_by_itself_at_the_maximum_and_then_is_full(signup: App) 
     assert "not open" in str(last(signup, "late@example.net")["Subject"])
 
 
-def test_start_by_the_gm_needs_enough_players(signup: App) -> None:
+def test_start_by_the_gm_needs_enough_players(signup: TestApp) -> None:
     """START <game>: refused below the game's minimum, then starts turn 1 for everyone."""
     join_n(signup, RACECRAFT.min_players - 1)
     gm_says(signup, "START rc2", game="rc2")
@@ -144,7 +144,7 @@ def test_start_by_the_gm_needs_enough_players(signup: App) -> None:
     assert "started already" in body_of(last(signup, GM))
 
 
-def test_open_confirms_the_sign_up_state_and_refuses_a_running_game(signup: App, rc: App) -> None:
+def test_open_confirms_the_sign_up_state_and_refuses_a_running_game(signup: TestApp, rc: TestApp) -> None:
     """OPEN <game>: confirms who has joined and how to join; a started game cannot be opened."""
     join_n(signup, 2)
     gm_says(signup, "OPEN rc2", game="rc2")
@@ -154,7 +154,7 @@ def test_open_confirms_the_sign_up_state_and_refuses_a_running_game(signup: App,
     assert "[ERROR]" in str(last(rc, GM)["Subject"])
 
 
-def test_resign_before_the_start_takes_the_player_off_the_list_and_they_may_rejoin(signup: App) -> None:
+def test_resign_before_the_start_takes_the_player_off_the_list_and_they_may_rejoin(signup: TestApp) -> None:
     """RESIGN <game> before the start: off the list; a later JOIN reopens the same seat."""
     stranger_joins(signup, "kim@example.net", "JOIN rc2 Kim")
     welcome = last(signup, "kim@example.net")
@@ -169,7 +169,7 @@ def test_resign_before_the_start_takes_the_player_off_the_list_and_they_may_rejo
     assert len(seats) == 1 and seats[0].active
 
 
-def test_resign_during_the_game_drops_the_seat_through_the_rules(rc: App) -> None:
+def test_resign_during_the_game_drops_the_seat_through_the_rules(rc: TestApp) -> None:
     """RESIGN <game>: confirmed by mail, rules.drop_player on the open turn, the GM told, audited."""
     player_says(rc, "roger", "RESIGN rc1")
     state = RACECRAFT.load_state(turns(rc)[0].state)
@@ -179,7 +179,7 @@ def test_resign_during_the_game_drops_the_seat_through_the_rules(rc: App) -> Non
     assert audit(rc)[-1].command.startswith("RESIGN rc1")
 
 
-def test_resign_from_a_game_you_are_not_in_is_refused(rc: App) -> None:
+def test_resign_from_a_game_you_are_not_in_is_refused(rc: TestApp) -> None:
     player_says(rc, "roger", "RESIGN rc9")
     assert "No seat in rc9" in str(last(rc, ADDRESS["roger"])["Subject"])
     assert all(s.active for s in game_row(rc).seats)
@@ -188,7 +188,7 @@ def test_resign_from_a_game_you_are_not_in_is_refused(rc: App) -> None:
 # -- the NMR-streak limit ------------------------------------------------------------------------
 
 
-def _limit(app: App, limit: int, action: str) -> None:
+def _limit(app: TestApp, limit: int, action: str) -> None:
     from bot.store import find_game_row
 
     with app.db.transaction() as session:
@@ -197,14 +197,14 @@ def _limit(app: App, limit: int, action: str) -> None:
         game.nmr_limit, game.nmr_action = limit, action
 
 
-def _everyone_but_anna_orders(app: App) -> None:
+def _everyone_but_anna_orders(app: TestApp) -> None:
     for seat in ("kelly", "seb", "steve", "roger"):
         player_says(app, seat, "CRUISE" if len(turns(app)) > 1 else "USE 3")
     moving_clock(app).advance(hours=49)
     cycle(app)
 
 
-def test_the_nmr_limit_warns_first_then_drops_the_seat(rc: App) -> None:
+def test_the_nmr_limit_warns_first_then_drops_the_seat(rc: TestApp) -> None:
     """After `nmr_limit - 1` missed turns a warning; at the limit the seat is dropped (action drop)."""
     _limit(rc, 2, "drop")
     _everyone_but_anna_orders(rc)
@@ -218,7 +218,7 @@ def test_the_nmr_limit_warns_first_then_drops_the_seat(rc: App) -> None:
     assert "NMR limit reached by anna" in str(last(rc, GM)["Subject"])
 
 
-def test_the_nmr_limit_hands_the_seat_to_the_gm(rc: App) -> None:
+def test_the_nmr_limit_hands_the_seat_to_the_gm(rc: TestApp) -> None:
     """Action gm: the GM's address takes the seat and gets its turn sheet."""
     _limit(rc, 1, "gm")
     _everyone_but_anna_orders(rc)
@@ -229,14 +229,14 @@ def test_the_nmr_limit_hands_the_seat_to_the_gm(rc: App) -> None:
     assert "goes to the GM" in str(last(rc, ADDRESS["anna"])["Subject"])
 
 
-def test_without_a_limit_nothing_happens(rc: App) -> None:
+def test_without_a_limit_nothing_happens(rc: TestApp) -> None:
     _everyone_but_anna_orders(rc)
     _everyone_but_anna_orders(rc)
     anna = [s for s in game_row(rc).seats if s.name == "anna"][0]
     assert anna.active and anna.nmr_streak == 2 and anna.player.address == ADDRESS["anna"]
 
 
-def test_join_to_a_full_sign_up_list_is_refused(gapp: App) -> None:
+def test_join_to_a_full_sign_up_list_is_refused(gapp: TestApp) -> None:
     """A game opened for sign-ups with its maximum already listed (game new --signup --player ...) is full."""
     from bot.games.turns import PlayerSpec
 

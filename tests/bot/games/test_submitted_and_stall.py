@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from bot.app import App
 from bot.games.turns import create_game
 from bot.ops.backup import replay_game
+from bot.testing import TestApp
 from rules import find_game
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import (
@@ -38,17 +38,17 @@ from tests.bot.gm_helpers import (
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 
 
-def test_the_order_the_seats_orders_arrived_is_stored_with_the_turn(rc: App) -> None:
+def test_the_order_the_seats_orders_arrived_is_stored_with_the_turn(rc: TestApp) -> None:
     """Each seat counts from its last order set on file (a later mail replaces the earlier);
     the GM's ORDER counts as the seat's; a seat that sent nothing (anna: the NMR default) is
     not listed (the rules put it after the others, in seating order)."""
     for seat, text in (("steve", "USE 1"), ("kelly", "USE 2"), ("roger", "USE 3")):
         player_says(rc, seat, text)
-        rc.clock.advance(minutes=5)  # type: ignore[attr-defined]
+        rc.clock.advance(minutes=5)
     gm_says(rc, "ORDER rc1 seb USE 4")
-    rc.clock.advance(minutes=5)  # type: ignore[attr-defined]
+    rc.clock.advance(minutes=5)
     player_says(rc, "kelly", "USE 0")
-    rc.clock.set(START + timedelta(hours=49))  # type: ignore[attr-defined]
+    rc.clock.set(START + timedelta(hours=49))
     cycle(rc)
     first = turns(rc)[0]
     assert first.resolved_at is not None
@@ -56,12 +56,12 @@ def test_the_order_the_seats_orders_arrived_is_stored_with_the_turn(rc: App) -> 
     assert turns(rc)[1].submitted is None  # the open turn: worked out when it is resolved
 
 
-def test_a_replay_hands_the_rules_the_stored_order(rc: App, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_replay_hands_the_rules_the_stored_order(rc: TestApp, monkeypatch: pytest.MonkeyPatch) -> None:
     """`flagman replay` resolves each turn with the submission order stored with it."""
     player_says(rc, "roger", "USE 3")
-    rc.clock.advance(minutes=5)  # type: ignore[attr-defined]
+    rc.clock.advance(minutes=5)
     player_says(rc, "seb", "USE 1")
-    rc.clock.set(START + timedelta(hours=49))  # type: ignore[attr-defined]
+    rc.clock.set(START + timedelta(hours=49))
     cycle(rc)
     racecraft = find_game("racecraft")
     given: list[tuple[str, ...]] = []
@@ -77,7 +77,7 @@ def test_a_replay_hands_the_rules_the_stored_order(rc: App, monkeypatch: pytest.
     assert [r.same for r in replayed] == [True] and given == [("roger", "seb")]
 
 
-def test_a_stalled_speedphreakz_race_is_reported_to_the_gm_with_the_command_that_ends_it(gapp: App) -> None:
+def test_a_stalled_speedphreakz_race_is_reported_to_the_gm_with_the_command_that_ends_it(gapp: TestApp) -> None:
     """speedphreakz.md §5: "No round limit by default: the race runs until a car finishes"; a
     field that never moves (every car's NMR default holds its position, S14) would run for
     ever. After ten rounds in which no car got nearer the finish the GM is told, with the SET
@@ -96,7 +96,7 @@ def test_a_stalled_speedphreakz_race_is_reported_to_the_gm_with_the_command_that
         )
     gapp.service.send()
     for turn in range(1, 12):
-        gapp.clock.set(START + timedelta(hours=49 * turn))  # type: ignore[attr-defined]
+        gapp.clock.set(START + timedelta(hours=49 * turn))
         cycle(gapp)
         told = [m for m in mails(gapp, GM) if "stalled" in str(m["Subject"])]
         assert len(told) == (1 if turn >= 10 else 0), (turn, bodies(gapp, GM)[-2000:])
@@ -107,7 +107,7 @@ def test_a_stalled_speedphreakz_race_is_reported_to_the_gm_with_the_command_that
     assert not any(line.strip().startswith(("SET", "PROCESS")) for line in notice.splitlines())
     assert len(turns(gapp, "sp1")) == 12 and all(ADDRESS["kelly"] not in str(m["To"]) for m in told)
     gm_says(gapp, "SET sp1 kelly max_rounds 12", game="sp1")
-    gapp.clock.set(START + timedelta(hours=49 * 12))  # type: ignore[attr-defined]
+    gapp.clock.set(START + timedelta(hours=49 * 12))
     cycle(gapp)
     with gapp.db.read() as session:
         from bot.store import find_game_row
@@ -118,7 +118,7 @@ def test_a_stalled_speedphreakz_race_is_reported_to_the_gm_with_the_command_that
     assert "The race ends after round 12, the last round allowed" in gm_helpers.body_of(final)
 
 
-def test_a_stopped_speed_circuit_car_is_reported_to_the_gm_and_retires(gapp: App) -> None:
+def test_a_stopped_speed_circuit_car_is_reported_to_the_gm_and_retires(gapp: TestApp) -> None:
     """Speed Circuit with `plot_default=mps` (NOTES.md, "Stopped cars"): a silent car at 0 mph
     holds 0 mph. From its second race turn standing still the GM is told, naming that car and
     the SET that gets it moving (its own seat: the figure is the car's); after five turns
@@ -139,7 +139,7 @@ def test_a_stopped_speed_circuit_car_is_reported_to_the_gm_and_retires(gapp: App
     gapp.service.send()
     told_at = []
     for turn in range(1, 9):
-        gapp.clock.set(START + timedelta(hours=49 * turn))  # type: ignore[attr-defined]
+        gapp.clock.set(START + timedelta(hours=49 * turn))
         cycle(gapp)
         told_at.append(len([m for m in mails(gapp, GM) if "stalled" in str(m["Subject"])]))
     # turns 1-2 are the set-up; race turns 3.. stand still; told from the 2nd standing on

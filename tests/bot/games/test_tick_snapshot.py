@@ -20,7 +20,6 @@ import pytest
 from sqlalchemy import create_engine, select, text
 
 from bot import store
-from bot.app import App
 from bot.commands import registry as powers
 from bot.db import Database
 from bot.dice import SeededEntropy
@@ -29,7 +28,7 @@ from bot.games import deadline, turns
 from bot.mail_out.render import Renderer
 from bot.models import OrderSubmission, Outbox, Seat, Turn
 from bot.settings import DatabaseSettings
-from bot.testing import FakeClock, FakeInbox, FakeMailer
+from bot.testing import FakeClock, FakeInbox, FakeMailer, TestApp
 from rules import game_names
 from tests.bot.conftest import GM, RACERS, make_settings
 from tests.bot.mail_out.test_report_once import fixed_secrets, play
@@ -53,12 +52,12 @@ class AtPoint:
 
 
 @pytest.fixture
-def make_app(tmp_path: Path, db_url: str) -> Iterator[Callable[[AtPoint], App]]:
-    apps: list[App] = []
+def make_app(tmp_path: Path, db_url: str) -> Iterator[Callable[[AtPoint], TestApp]]:
+    apps: list[TestApp] = []
 
-    def build(faults: AtPoint) -> App:
+    def build(faults: AtPoint) -> TestApp:
         settings = replace(make_settings(tmp_path), database=DatabaseSettings(url=db_url))
-        app = App(
+        app = TestApp(
             settings=settings,
             db=Database(settings.database_url),
             clock=FakeClock(),
@@ -89,8 +88,8 @@ def make_app(tmp_path: Path, db_url: str) -> Iterator[Callable[[AtPoint], App]]:
         app.close()
 
 
-def _past_deadline(app: App) -> None:
-    app.clock.advance(hours=49)  # type: ignore[attr-defined]
+def _past_deadline(app: TestApp) -> None:
+    app.clock.advance(hours=49)
 
 
 @pytest.mark.parametrize("kind", game_names())
@@ -117,7 +116,7 @@ def test_a_turn_worked_out_on_a_snapshot_gives_the_bytes_of_one_resolved_in_its_
         assert (kind_a, a) == (kind_b, b), f"{kind_a} mail differs"
 
 
-def test_working_a_turn_out_holds_no_write_lock(make_app: Callable[[AtPoint], App], db_url: str) -> None:
+def test_working_a_turn_out_holds_no_write_lock(make_app: Callable[[AtPoint], TestApp], db_url: str) -> None:
     """While a turn is worked out, another connection can write at once (SQLite: BEGIN
     IMMEDIATE with no wait; PostgreSQL: the turn's row locked with NOWAIT). Before the
     snapshot, the tick held SQLite's write lock while it rendered every mail of the game."""
@@ -147,10 +146,12 @@ def test_working_a_turn_out_holds_no_write_lock(make_app: Callable[[AtPoint], Ap
     assert wrote == ["yes"]
 
 
-def test_an_order_entered_while_the_turn_is_worked_out_is_resolved_with_it(make_app: Callable[[AtPoint], App]) -> None:
+def test_an_order_entered_while_the_turn_is_worked_out_is_resolved_with_it(
+    make_app: Callable[[AtPoint], TestApp],
+) -> None:
     """The GM enters Kelly's orders (ORDER) after the snapshot was read: the turn is worked
     out again in the writing transaction, with them; Kelly is not defaulted (NMR)."""
-    app: App | None = None
+    app: TestApp | None = None
 
     def gm_orders() -> None:
         assert app is not None
@@ -176,10 +177,12 @@ def test_an_order_entered_while_the_turn_is_worked_out_is_resolved_with_it(make_
     assert streak == 0
 
 
-def test_a_turn_resolved_by_another_worker_meanwhile_is_not_resolved_again(make_app: Callable[[AtPoint], App]) -> None:
+def test_a_turn_resolved_by_another_worker_meanwhile_is_not_resolved_again(
+    make_app: Callable[[AtPoint], TestApp],
+) -> None:
     """mail-interface.md / tick: a turn is resolved at most once. Here the GM's PROCESS
     resolves it after this tick read its snapshot; the tick then writes nothing for it."""
-    app: App | None = None
+    app: TestApp | None = None
 
     def gm_process() -> None:
         assert app is not None
@@ -196,7 +199,7 @@ def test_a_turn_resolved_by_another_worker_meanwhile_is_not_resolved_again(make_
     assert len(results) == len(RACERS)  # one results mail per racer: PROCESS's, not a second set
 
 
-def test_the_service_hears_of_each_turn_as_it_is_committed(make_app: Callable[[AtPoint], App]) -> None:
+def test_the_service_hears_of_each_turn_as_it_is_committed(make_app: Callable[[AtPoint], TestApp]) -> None:
     """`on_resolved` runs after each turn's commit (the service's sender starts on its mail then)."""
     faults = AtPoint(CrashPoint.AFTER_RESOLVE, lambda: None)
     app = make_app(faults)
@@ -224,7 +227,7 @@ def test_the_service_hears_of_each_turn_as_it_is_committed(make_app: Callable[[A
     assert heard == [1, 1, 2, 2]
 
 
-def test_the_inputs_compared_change_with_any_row_the_mails_show(make_app: Callable[[AtPoint], App]) -> None:
+def test_the_inputs_compared_change_with_any_row_the_mails_show(make_app: Callable[[AtPoint], TestApp]) -> None:
     """`store.resolution_inputs` are the rows themselves: unchanged, they compare equal; a
     player's new time zone (shown in every deadline of their mail), a seat's NMR streak, a
     submission, the turn's deadline, a new observer each make them differ."""

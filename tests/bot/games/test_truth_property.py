@@ -19,11 +19,10 @@ from hypothesis import strategies as st
 from sqlalchemy import select
 
 from bot import store
-from bot.app import App
 from bot.games import record
 from bot.games.turns import PlayerSpec, create_game, current_state
 from bot.models import OrderSubmission, Turn
-from bot.testing import body_of
+from bot.testing import TestApp, body_of
 from rules import find_game
 from tests.bot.gm_helpers import GM, cycle, gm_says, last, new_app, past_setup, player_says
 from tests.helpers import moving_clock
@@ -47,7 +46,7 @@ step = st.one_of(
 )
 
 
-def _game(app: App, kind: str) -> None:
+def _game(app: TestApp, kind: str) -> None:
     players = tuple(PlayerSpec(s, f"{s}@example.org", s.upper()) for s in SEATS)
     with app.db.transaction() as session:
         create_game(
@@ -85,7 +84,7 @@ def test_what_orders_says_will_count_is_what_the_deadline_uses(kind: str) -> Non
     run()
 
 
-def _play(app: App, kind: str, steps: list[tuple[str, str, object]]) -> None:
+def _play(app: TestApp, kind: str, steps: list[tuple[str, str, object]]) -> None:
     _game(app, kind)
     lines = LINES[kind]
     for what, seat, arg in steps:

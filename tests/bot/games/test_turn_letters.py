@@ -5,16 +5,17 @@ On main `work_out` rendered every results letter itself. The mail is the same by
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import timedelta
 
 import pytest
 
-from bot.app import App
 from bot.games import turns
 from bot.letters import turn as turn_letters
 from bot.letters.cache import LetterCache
-from bot.mail_out.render import Renderer
+from bot.mail_out.render import RenderedMail, Renderer
 from bot.store import find_game_row, open_turn
+from bot.testing import TestApp
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, GM
 
@@ -22,17 +23,19 @@ gapp, rc = gm_helpers.gapp, gm_helpers.rc
 
 
 def test_work_out_renders_no_letter_and_the_letters_step_renders_them_all(
-    rc: App, monkeypatch: pytest.MonkeyPatch
+    rc: TestApp, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rendered: list[str] = []
     render = Renderer.render
 
-    def counting(self: Renderer, template: str, *args: object, **kwargs: object) -> object:
+    def counting(
+        self: Renderer, template: str, context: Mapping[str, object], *, game: str | None = None
+    ) -> RenderedMail:
         rendered.append(template)
-        return render(self, template, *args, **kwargs)  # type: ignore[arg-type]
+        return render(self, template, context, game=game)
 
     monkeypatch.setattr(Renderer, "render", counting)
-    rc.clock.advance(timedelta(hours=49))  # type: ignore[attr-defined]
+    rc.clock.advance(timedelta(hours=49))
     with rc.db.read() as session:
         game = find_game_row(session, "rc1", with_seats=True)
         assert game is not None

@@ -36,10 +36,10 @@ from bot.mail_out.render import Renderer
 from bot.models import Game, OrderSubmission, Outbox, Seat, Turn
 from bot.resources import templates_path
 from bot.settings import DatabaseSettings, ScheduleSettings, Settings
-from bot.testing import FakeClock, FakeInbox, FakeMailer, reply_to
+from bot.testing import FakeClock, FakeInbox, FakeMailer, TestApp, reply_to
 from rules import find_game, game_names
 from tests.bot.conftest import GM, make_settings
-from tests.helpers import fresh_database
+from tests.helpers import fresh_database, moving_clock
 
 pytestmark = pytest.mark.both_databases  # the store's own behaviour: SQLite and PostgreSQL
 
@@ -81,8 +81,8 @@ def settings_for(tmp_path: Path, url: str) -> Settings:
     return replace(make_settings(tmp_path), database=DatabaseSettings(url=url))
 
 
-def make_app(settings: Settings, *, worker: bool, faults: Points | None = None) -> App:
-    return App(
+def make_app(settings: Settings, *, worker: bool, faults: Points | None = None) -> TestApp:
+    return TestApp(
         settings=settings,
         db=Database(settings.database_url),
         clock=FakeClock(),
@@ -96,8 +96,8 @@ def make_app(settings: Settings, *, worker: bool, faults: Points | None = None) 
 
 
 @pytest.fixture
-def apps() -> Iterator[list[App]]:
-    made: list[App] = []
+def apps() -> Iterator[list[TestApp]]:
+    made: list[TestApp] = []
     yield made
     for app in made:
         app.close()
@@ -120,7 +120,7 @@ def start_games(app: App, kinds: tuple[str, ...] = KINDS) -> list[str]:
     return names
 
 
-def mail_some_orders(app: App, round_: int) -> None:
+def mail_some_orders(app: TestApp, round_: int) -> None:
     """Some seats of every game mail their orders (the game's own default orders), the others
     are defaulted (NMR)."""
     mailer, inbox = app.mailer, app.inbox
@@ -140,13 +140,13 @@ def mail_some_orders(app: App, round_: int) -> None:
     app.service.poll()
 
 
-def play_deadlines(app: App, rounds: int = 3) -> tuple[list[tuple[str, str, bytes]], list[tuple[object, ...]]]:
+def play_deadlines(app: TestApp, rounds: int = 3) -> tuple[list[tuple[str, str, bytes]], list[tuple[object, ...]]]:
     """`rounds` deadlines of every game at once; every outbox row (kind, recipient, bytes with the
     Message-ID and Date normalised) and every turn and seat row, oldest first."""
     start_games(app)
     for round_ in range(rounds):
         mail_some_orders(app, round_)
-        app.clock.advance(hours=25)  # type: ignore[attr-defined]
+        app.clock.advance(hours=25)
         assert app.service.tick(), "turns were due"
         app.service.send()
     with app.db.read() as session:
@@ -168,7 +168,7 @@ def play_deadlines(app: App, rounds: int = 3) -> tuple[list[tuple[str, str, byte
 
 @pytest.mark.usefixtures("one_turn_a_chunk")
 def test_turns_worked_out_in_the_worker_give_the_mails_and_rows_worked_out_in_the_service(
-    tmp_path: Path, db_url: str, apps: list[App], monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+    tmp_path: Path, db_url: str, apps: list[TestApp], monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
     """Three deadlines of five games of every kind, once worked out in the service and once with
     the worker: every mail byte for byte (Message-ID and Date aside), every turn, seat and order
@@ -202,12 +202,12 @@ def test_turns_worked_out_in_the_worker_give_the_mails_and_rows_worked_out_in_th
 
 @pytest.mark.usefixtures("one_turn_a_chunk")
 def test_an_order_entered_after_the_worker_worked_out_a_turn_is_resolved_with_it(
-    tmp_path: Path, db_url: str, apps: list[App]
+    tmp_path: Path, db_url: str, apps: list[TestApp]
 ) -> None:
     """The worker worked g1's turn out (the second WORKED_OUT: the first chunk is the service's);
     then the GM enters p0's orders in every game not yet written. g1's turn is worked out again
     as it is written, with them: p0 is not defaulted there, nor in the games after it."""
-    app: App | None = None
+    app: TestApp | None = None
 
     def gm_orders() -> None:
         assert app is not None
@@ -224,7 +224,7 @@ def test_an_order_entered_after_the_worker_worked_out_a_turn_is_resolved_with_it
     app = make_app(settings_for(tmp_path, db_url), worker=True, faults=Points(CrashPoint.WORKED_OUT, 2, gm_orders))
     apps.append(app)
     start_games(app, ("racecraft",) * 4)
-    app.clock.advance(hours=25)  # type: ignore[attr-defined]
+    app.clock.advance(hours=25)
     assert sorted(app.service.tick()) == [(f"g{n}", 1) for n in range(4)]
     with app.db.read() as session:
         sources = {
@@ -244,7 +244,7 @@ def test_an_order_entered_after_the_worker_worked_out_a_turn_is_resolved_with_it
 
 @pytest.mark.usefixtures("one_turn_a_chunk")
 def test_a_worker_that_dies_costs_no_turn_and_resolves_none_twice(
-    tmp_path: Path, apps: list[App], caplog: pytest.LogCaptureFixture
+    tmp_path: Path, apps: list[TestApp], caplog: pytest.LogCaptureFixture
 ) -> None:
     """The worker is killed (SIGKILL) after one deadline; at the next, its turns are worked out
     in the service: every turn resolved once, one results mail per player, the failure logged
@@ -252,15 +252,15 @@ def test_a_worker_that_dies_costs_no_turn_and_resolves_none_twice(
     app = make_app(settings_for(tmp_path, fresh_database("sqlite", tmp_path)), worker=True)
     apps.append(app)
     names = start_games(app, ("racecraft",) * 4)
-    app.clock.advance(hours=25)  # type: ignore[attr-defined]
+    app.clock.advance(hours=25)
     assert len(app.service.tick()) == 4
     assert isinstance(app.turn_worker, ProcessTurnWorker)
     (pid,) = app.turn_worker.worker_pids()
     os.kill(pid, signal.SIGKILL)
-    app.clock.advance(hours=25)  # type: ignore[attr-defined]
+    app.clock.advance(hours=25)
     with caplog.at_level(logging.WARNING, logger="flagman.games"):
         assert sorted(app.service.tick()) == [(name, 2) for name in names]
-        app.clock.advance(hours=25)  # type: ignore[attr-defined]
+        app.clock.advance(hours=25)
         assert sorted(app.service.tick()) == [(name, 3) for name in names]
     assert [r.getMessage() for r in caplog.records if "turn worker failed" in r.getMessage()] != []
     assert len([r for r in caplog.records if "turn worker failed" in r.getMessage()]) == 1, caplog.text
@@ -274,12 +274,12 @@ def test_a_worker_that_dies_costs_no_turn_and_resolves_none_twice(
     assert Counter(results) == {f"{name}-p{i}@example.org": 3 for name in names for i in range(5)}
 
 
-def test_a_tick_of_one_chunk_is_worked_out_in_the_service(tmp_path: Path, apps: list[App]) -> None:
+def test_a_tick_of_one_chunk_is_worked_out_in_the_service(tmp_path: Path, apps: list[TestApp]) -> None:
     """Fewer turns due than a chunk (the usual deadline): no worker process is started for them."""
     app = make_app(settings_for(tmp_path, fresh_database("sqlite", tmp_path)), worker=True)
     apps.append(app)
     start_games(app, ("racecraft",) * 3)
-    app.clock.advance(hours=25)  # type: ignore[attr-defined]
+    moving_clock(app).advance(hours=25)
     assert len(app.service.tick()) == 3
     assert isinstance(app.turn_worker, ProcessTurnWorker) and app.turn_worker.worker_pids() == ()
 
@@ -313,7 +313,7 @@ def test_the_worker_runs_at_the_configured_priority_and_ends_with_the_app(tmp_pa
         settings = replace(settings, schedule=ScheduleSettings(resolve_niceness=niceness))
     app = build_app(settings, clock=FakeClock(), inbox=FakeInbox(), mailer=FakeMailer(), entropy=SeededEntropy(0))
     start_games(app, ("racecraft",) * 3)
-    app.clock.advance(hours=25)  # type: ignore[attr-defined]
+    moving_clock(app).advance(hours=25)
     assert len(app.service.tick()) == 3
     assert isinstance(app.turn_worker, ProcessTurnWorker)
     (pid,) = app.turn_worker.worker_pids()
@@ -325,14 +325,14 @@ def test_the_worker_runs_at_the_configured_priority_and_ends_with_the_app(tmp_pa
 
 
 @pytest.mark.usefixtures("one_turn_a_chunk")
-def test_templates_the_service_reloads_are_the_ones_the_worker_renders(tmp_path: Path, apps: list[App]) -> None:
+def test_templates_the_service_reloads_are_the_ones_the_worker_renders(tmp_path: Path, apps: list[TestApp]) -> None:
     """OPERATING.md, SIGHUP: the templates are read again. The worker's own copy follows: after
     the results template is edited and the service reloads, the results the worker renders
     (the second game's and later) carry the edit."""
     templates = tmp_path / "templates"
     shutil.copytree(templates_path(), templates)
     settings = settings_for(tmp_path, fresh_database("sqlite", tmp_path))
-    app = App(
+    app = TestApp(
         settings=settings,
         db=Database(settings.database_url),
         clock=FakeClock(),
@@ -343,12 +343,12 @@ def test_templates_the_service_reloads_are_the_ones_the_worker_renders(tmp_path:
     )
     apps.append(app)
     names = start_games(app, ("racecraft",) * 3)
-    app.clock.advance(hours=25)  # type: ignore[attr-defined]
+    app.clock.advance(hours=25)
     assert len(app.service.tick()) == 3
     results = templates / "_common" / "results.txt"
     results.write_text(results.read_text() + "Edited after the first deadline.\n")
     app.renderer.reload()
-    app.clock.advance(hours=25)  # type: ignore[attr-defined]
+    app.clock.advance(hours=25)
     assert len(app.service.tick()) == 3
     with app.db.read() as session:
         edited = {

@@ -21,9 +21,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from bot.app import App
 from bot.games.turns import PlayerSpec, create_game
-from bot.testing import body_of
+from bot.testing import TestApp, body_of
 from rules import fair
 from tests.bot import gm_helpers
 from tests.bot.conftest import GM, make_settings
@@ -35,7 +34,7 @@ KELLY = ADDRESS["kelly"]
 THROWAWAY = re.compile(r"drawn for this preview alone:\s+([0-9a-f]{64})")
 
 
-def _race(tmp: Path) -> App:
+def _race(tmp: Path) -> TestApp:
     """Speed Circuit sc1 at race turn 1: kelly by mail, robots ada and robo; the bot keeps its
     archive; every mail so far sent."""
     base = make_settings(tmp)
@@ -44,7 +43,7 @@ def _race(tmp: Path) -> App:
     return app
 
 
-def _racecraft(app: App) -> None:
+def _racecraft(app: TestApp) -> None:
     """Racecraft rc1, five people in UTC, 24h turns, started and its sheets sent."""
     with app.db.transaction() as session:
         create_game(
@@ -61,7 +60,7 @@ def _racecraft(app: App) -> None:
 
 
 @pytest.fixture
-def sc(tmp_path: Path) -> Iterator[App]:
+def sc(tmp_path: Path) -> Iterator[TestApp]:
     app = _race(tmp_path)
     yield app
     app.close()
@@ -71,7 +70,7 @@ def _text(msg: EmailMessage) -> str:
     return "\n".join(str(p.get_content()) for p in msg.walk() if p.get_content_maintype() == "text")
 
 
-def test_preview_resolves_with_a_throwaway_secret_and_says_so(sc: App) -> None:
+def test_preview_resolves_with_a_throwaway_secret_and_says_so(sc: TestApp) -> None:
     """PREVIEW's dice come from a throwaway secret it names, never the turn's; the preview says in
     plain words that its rolls are not the turn's; its orders used are the whole set that counts,
     the part the game's default fills in named as such."""
@@ -87,7 +86,7 @@ def test_preview_resolves_with_a_throwaway_secret_and_says_so(sc: App) -> None:
     assert re.search(r"kelly +\(on file\)\s+> SPEED \d+\s+> PATH B B", preview), preview
 
 
-def test_the_gms_order_for_a_robot_is_in_the_results_and_the_record(sc: App) -> None:
+def test_the_gms_order_for_a_robot_is_in_the_results_and_the_record(sc: TestApp) -> None:
     """Nobody is told of an ORDER for a robot seat (it has no one to tell), so the turn's results
     and its record in the archive say it: which seat, when, by which door; the GM's confirmation
     says nobody was told. A person's seat is told, with the receipt of what is on file now."""
@@ -109,14 +108,14 @@ def test_the_gms_order_for_a_robot_is_in_the_results_and_the_record(sc: App) -> 
     assert [g["seat"] for g in changed] == ["robo", "kelly"] and changed[0]["by"] == "by mail"
 
 
-def test_a_rollback_draws_again_in_plain_sight(sc: App) -> None:
+def test_a_rollback_draws_again_in_plain_sight(sc: TestApp) -> None:
     """ROLLBACK: the reopened turn's new commitment is in the game's published log at once, before
     its orders close, dated when it was made; every person with orders on file gets a new receipt;
     the results of the turn resolved again say they are its 2nd draw."""
     player_says(sc, "kelly", "SPEED 20", game="sc1")
     gm_says(sc, "PROCESS sc1", game="sc1")
     first = turns(sc, "sc1")[2].secret
-    sc.clock.advance(timedelta(hours=3))  # type: ignore[attr-defined]
+    sc.clock.advance(timedelta(hours=3))
     gm_says(sc, "ROLLBACK sc1", game="sc1")
     reopened = turns(sc, "sc1")[2]
     assert reopened.secret is not None and reopened.secret != first
@@ -146,7 +145,7 @@ def test_racecraft_mails_carry_receipts_and_no_dice(tmp_path: Path) -> None:
         player_says(app, "kelly", "USE 2", game="rc1")
         assert re.search(r"Receipt of these orders for Turn 1 of 5: start: [0-9a-f]{20}\.", body_of(last(app, KELLY)))
         for _ in range(8):
-            app.clock.advance(timedelta(hours=25))  # type: ignore[attr-defined]
+            app.clock.advance(timedelta(hours=25))
             cycle(app)
         every = [_text(m) for m in mails(app, KELLY)] + [_text(m) for m in mails(app, GM)]
         assert every and all("Dice of" not in t and "SHA-256" not in t and "commitment" not in t for t in every)
@@ -174,11 +173,11 @@ def test_a_game_whose_gm_set_a_figure_verifies_and_says_what_it_could_not_chain(
     app = new_app(tmp_path)
     try:
         _racecraft(app)
-        app.clock.advance(timedelta(hours=25))  # type: ignore[attr-defined]
+        app.clock.advance(timedelta(hours=25))
         cycle(app)
         gm_says(app, "SET rc1 kelly ep 3", game="rc1")
         for _ in range(8):
-            app.clock.advance(timedelta(hours=25))  # type: ignore[attr-defined]
+            app.clock.advance(timedelta(hours=25))
             cycle(app)
         write_game_archive(app.db, "rc1", tmp_path / "out")
     finally:
@@ -277,7 +276,7 @@ def test_no_sequence_of_gm_commands_shows_a_real_roll_before_the_orders_close(
                 elif kind == "player":
                     player_says(app, "kelly", text, game="sc1")
                 else:
-                    app.clock.advance(timedelta(hours=25))  # type: ignore[attr-defined]
+                    app.clock.advance(timedelta(hours=25))
                     cycle(app)
                 new = [_text(m) for m in mails(app)[sent:]]
                 previews += [t for t in new if "GM preview of" in t or "PREVIEW of" in t]
@@ -303,7 +302,7 @@ def test_no_sequence_of_gm_commands_shows_a_real_roll_before_the_orders_close(
             app.close()
 
 
-def test_the_dice_times_a_letter_shows_are_in_its_readers_zone(gapp: App) -> None:
+def test_the_dice_times_a_letter_shows_are_in_its_readers_zone(gapp: TestApp) -> None:
     """Every time a person reads is in their zone (docs/DESIGN.md: the sign-off says "Times are
     shown in <zone>"): the commitment's "made" time on each sheet, and the earlier draws the
     results of a rolled-back turn list, were UTC whatever the reader's zone (the reveal block

@@ -9,14 +9,13 @@ from datetime import timedelta
 
 import pytest
 
-from bot.app import App
 from bot.commands import GM_COMMANDS
 from bot.games.turns import PlayerSpec, create_game
 from bot.gm import digest
 from bot.mail_out.mailer import SendStatus
 from bot.models import GameStatus, Quarantine
 from bot.store import find_game_row
-from bot.testing import FakeMailer, plain_mail
+from bot.testing import FakeMailer, TestApp, plain_mail
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import (
     ADDRESS,
@@ -34,11 +33,11 @@ from tests.helpers import fake_inbox, moving_clock
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 
 
-def digests(app: App, to: str = GM) -> list[str]:
+def digests(app: TestApp, to: str = GM) -> list[str]:
     return [body_of(m) for m in mails(app, to) if "GM digest" in str(m["Subject"])]
 
 
-def send(app: App, *, force: bool = False) -> int:
+def send(app: TestApp, *, force: bool = False) -> int:
     count = digest.send_due_digests(app.shell, force=force)
     app.service.send()
     return count
@@ -49,7 +48,7 @@ def seats(prefix: str, n: int = 5) -> tuple[PlayerSpec, ...]:
 
 
 @pytest.fixture
-def world(rc: App) -> App:
+def world(rc: TestApp) -> TestApp:
     """rc1 running (seb ordered), rc2 open for sign-ups, rc3 paused, rc4 finished today, and
     rc9 of another GM; then every kind of odd mail."""
     shell = rc.shell
@@ -118,7 +117,7 @@ def world(rc: App) -> App:
     return rc
 
 
-def test_the_digest_covers_every_game_of_the_gm_in_every_state(world: App) -> None:
+def test_the_digest_covers_every_game_of_the_gm_in_every_state(world: TestApp) -> None:
     """Running, open for sign-ups, paused and just finished games, and no other GM's game."""
     assert send(world, force=True) == 2  # our GM and the other one
     body = digests(world)[-1]
@@ -130,7 +129,7 @@ def test_the_digest_covers_every_game_of_the_gm_in_every_state(world: App) -> No
     assert "rc9" in digests(world, "other@example.org")[-1]
 
 
-def test_the_digest_says_who_has_orders_on_file_but_never_what(world: App) -> None:
+def test_the_digest_says_who_has_orders_on_file_but_never_what(world: TestApp) -> None:
     body = digests(world)[-1] if send(world, force=True) else ""
     section = body.split("== rc1")[1].split("== rc2")[0]
     assert "Orders on file: seb." in section
@@ -138,7 +137,7 @@ def test_the_digest_says_who_has_orders_on_file_but_never_what(world: App) -> No
     assert "USE 6" not in body
 
 
-def test_the_digest_lists_streaks_refusals_strangers_bounces_failed_sends_and_quarantine(world: App) -> None:
+def test_the_digest_lists_streaks_refusals_strangers_bounces_failed_sends_and_quarantine(world: TestApp) -> None:
     send(world, force=True)
     body = digests(world)[-1]
     assert "NMR streaks:" in body.split("== rc4")[1]  # the finished game defaulted everyone
@@ -151,7 +150,7 @@ def test_the_digest_lists_streaks_refusals_strangers_bounces_failed_sends_and_qu
     assert "<crash@client.example>" in body and "KeyError: 'boom'" in body
 
 
-def test_the_digest_ends_with_every_gm_command_and_an_example(world: App) -> None:
+def test_the_digest_ends_with_every_gm_command_and_an_example(world: TestApp) -> None:
     send(world, force=True)
     body = digests(world)[-1]
     for spec in GM_COMMANDS:
@@ -159,7 +158,7 @@ def test_the_digest_ends_with_every_gm_command_and_an_example(world: App) -> Non
     assert "rc1.gm." in body  # the GM reply address of each game
 
 
-def test_the_digest_goes_once_a_day_at_the_gms_local_time(rc: App) -> None:
+def test_the_digest_goes_once_a_day_at_the_gms_local_time(rc: TestApp) -> None:
     """digest_time (08:00) in the GM's zone (the game's, Europe/London); once per local day."""
     moving_clock(rc).set(START.replace(hour=7, minute=59) + timedelta(days=1))
     assert send(rc) == 0
@@ -172,7 +171,7 @@ def test_the_digest_goes_once_a_day_at_the_gms_local_time(rc: App) -> None:
     assert len(digests(rc)) == 2
 
 
-def test_the_digest_follows_the_gms_zone_in_summer(gapp: App) -> None:
+def test_the_digest_follows_the_gms_zone_in_summer(gapp: TestApp) -> None:
     """In June, 08:00 London is 07:00 UTC."""
     from datetime import UTC, datetime
 
@@ -196,7 +195,7 @@ def test_the_digest_follows_the_gms_zone_in_summer(gapp: App) -> None:
     assert send(gapp) == 1
 
 
-def test_since_the_last_digest_only_new_things_are_listed(rc: App) -> None:
+def test_since_the_last_digest_only_new_things_are_listed(rc: TestApp) -> None:
     """The second digest does not repeat what the first reported."""
     player_says(rc, "kelly", "USE 11")
     send(rc, force=True)
@@ -207,11 +206,11 @@ def test_since_the_last_digest_only_new_things_are_listed(rc: App) -> None:
     assert "no mail refused, bounced, failed or quarantined" in digests(rc)[-1]
 
 
-def test_no_digest_for_a_gm_without_running_games(gapp: App) -> None:
+def test_no_digest_for_a_gm_without_running_games(gapp: TestApp) -> None:
     assert send(gapp, force=True) == 0
 
 
-def test_the_digest_says_whether_early_resolution_is_on(world: App) -> None:
+def test_the_digest_says_whether_early_resolution_is_on(world: TestApp) -> None:
     """Early resolution shown to the GM in the digest, as it is set for each game."""
     with world.db.transaction() as session:
         game = find_game_row(session, "rc3")
@@ -225,7 +224,7 @@ def test_the_digest_says_whether_early_resolution_is_on(world: App) -> None:
     assert "Early resolution: off (turns wait for the deadline)" in rc3
 
 
-def test_the_digest_lists_what_was_done_with_gm_powers_since_the_last_one(world: App) -> None:
+def test_the_digest_lists_what_was_done_with_gm_powers_since_the_last_one(world: TestApp) -> None:
     """Every GM command since the last digest is listed, with how it came and what it
     did (as `gm audit` lists them); the first digest says it is the first, not "since the last
     digest"; the next lists only what came after."""
@@ -244,7 +243,7 @@ def test_the_digest_lists_what_was_done_with_gm_powers_since_the_last_one(world:
     assert "RESUME rc3" in later and "PAUSE rc3" not in later
 
 
-def test_a_reply_to_the_digest_commands_every_game_it_covers(world: App) -> None:
+def test_a_reply_to_the_digest_commands_every_game_it_covers(world: TestApp) -> None:
     """ "a digest covering three games says 'reply to this mail', but its reply
     address proves the GM of one; EXTEND sp1 24h came back 'not understood'". A reply to the digest
     from the GM's registered address is a GM command for any of the GM's running games."""
@@ -267,14 +266,14 @@ def test_a_reply_to_the_digest_commands_every_game_it_covers(world: App) -> None
         assert rc3 is not None and rc3.status == GameStatus.ACTIVE
 
 
-def test_a_typo_in_a_gm_verb_in_a_longer_mail_gets_a_did_you_mean(rc: App) -> None:
+def test_a_typo_in_a_gm_verb_in_a_longer_mail_gets_a_did_you_mean(rc: TestApp) -> None:
     """A typo'd GM verb in a longer mail gets its did-you-mean."""
     gm_says(rc, "PAUSE rc1\nEXTNED rc1 24h")
     text = " ".join(body_of(mails(rc, GM)[-1]).split())
     assert "PAUSE done" in text and "EXTEND" in text and "did you mean" in text.lower()
 
 
-def test_the_digest_says_who_holds_a_turn_with_wait(rc: App) -> None:
+def test_the_digest_says_who_holds_a_turn_with_wait(rc: TestApp) -> None:
     """WAIT is "shown in STATUS and to the GM": the players are not told who holds the
     turn, the GM's digest is."""
     player_says(rc, "kelly", "WAIT")
@@ -283,7 +282,7 @@ def test_the_digest_says_who_holds_a_turn_with_wait(rc: App) -> None:
     assert "Held to its deadline (WAIT): kelly" in section
 
 
-def test_a_digest_with_nothing_to_list_says_so_under_its_heading(rc: App) -> None:
+def test_a_digest_with_nothing_to_list_says_so_under_its_heading(rc: TestApp) -> None:
     """The first digest of a quiet game said "In the last day (this is your first digest; ...):"
     over an empty section. A heading is never printed over nothing: when no GM command was given
     and no mail was refused, bounced, failed or quarantined, the heading says nothing happened;
@@ -311,7 +310,7 @@ def test_a_digest_with_nothing_to_list_says_so_under_its_heading(rc: App) -> Non
                 assert lines[i + 1].strip(), f"heading {line!r} over nothing:\n{text}"
 
 
-def test_what_you_did_quotes_a_gm_commands_answer_line_by_line_and_bounded(rc: App) -> None:
+def test_what_you_did_quotes_a_gm_commands_answer_line_by_line_and_bounded(rc: TestApp) -> None:
     """The digest's "What you did": an answer of several lines keeps its lines, each quoted
     under the command ("> USE 2" and "kelly was told." were one flattened line); an answer of
     one line stays beside the command; a long answer is cut to its first lines and says how

@@ -3,17 +3,17 @@ confirmation, its audit row, its announcement, and its refusals."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import func, select
 
-from bot.app import App
 from bot.clock import as_utc
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_in.auth import signed_address
 from bot.models import GameStatus, OrderSubmission, Outbox, Seat, Turn
 from bot.ops.backup import replay_game
 from bot.store import find_game_row, open_turn, seat_named
+from bot.testing import TestApp
 from rules import fair, find_game
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import (
@@ -36,13 +36,13 @@ RACECRAFT = find_game("racecraft")
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 
 
-def deadline_of(app: App) -> object:
+def deadline_of(app: TestApp) -> datetime:
     turn = turns(app)[-1]
     assert turn.deadline is not None
     return as_utc(turn.deadline)
 
 
-def submissions(app: App, turn_number: int) -> list[tuple[str, str, str]]:
+def submissions(app: TestApp, turn_number: int) -> list[tuple[str, str, str]]:
     with app.db.read() as session:
         rows = session.execute(
             select(Seat.name, OrderSubmission.source, OrderSubmission.text)
@@ -51,18 +51,18 @@ def submissions(app: App, turn_number: int) -> list[tuple[str, str, str]]:
             .where(Turn.number == turn_number)
             .order_by(OrderSubmission.id)
         ).all()
-    return [tuple(r) for r in rows]  # type: ignore[misc]
+    return [(name, source, text) for name, source, text in rows]
 
 
 # -- deadlines ---------------------------------------------------------------------------------
 
 
-def test_extend_moves_the_deadline_and_tells_every_player_in_their_zone(rc: App) -> None:
+def test_extend_moves_the_deadline_and_tells_every_player_in_their_zone(rc: TestApp) -> None:
     """EXTEND <game> <duration>: the deadline moves, the players are told (each in their own zone),
     the GM gets a confirmation, and the audit row names the mail it came from."""
     before = deadline_of(rc)
     mid = gm_says(rc, "EXTEND rc1 24h")
-    assert deadline_of(rc) == before + timedelta(hours=24)  # type: ignore[operator]
+    assert deadline_of(rc) == before + timedelta(hours=24)
     kelly = body_of(last(rc, ADDRESS["kelly"]))
     steve = body_of(last(rc, ADDRESS["steve"]))
     assert "extended" in kelly and "Thu 8 Jan 2026 09:00 GMT" in kelly
@@ -74,11 +74,11 @@ def test_extend_moves_the_deadline_and_tells_every_player_in_their_zone(rc: App)
     assert row.outcome.startswith("done")
 
 
-def test_deadline_sets_a_time_in_the_games_zone_and_refuses_the_past(rc: App) -> None:
+def test_deadline_sets_a_time_in_the_games_zone_and_refuses_the_past(rc: TestApp) -> None:
     """DEADLINE <game> <when>: game time; a time in the past is refused and changes nothing."""
     gm_says(rc, "DEADLINE rc1 2026-06-10 18:00")
     moment = deadline_of(rc)
-    assert moment.isoformat() == "2026-06-10T17:00:00+00:00"  # type: ignore[attr-defined]  # BST
+    assert moment.isoformat() == "2026-06-10T17:00:00+00:00"  # BST
     assert "Wed 10 Jun 2026 18:00 BST" in body_of(last(rc, ADDRESS["kelly"]))
     gm_says(rc, "DEADLINE rc1 2025-01-01 12:00")
     assert deadline_of(rc) == moment
@@ -86,7 +86,7 @@ def test_deadline_sets_a_time_in_the_games_zone_and_refuses_the_past(rc: App) ->
     assert audit(rc)[-1].outcome.startswith("refused")
 
 
-def test_deadline_plus_duration_counts_from_now(rc: App) -> None:
+def test_deadline_plus_duration_counts_from_now(rc: TestApp) -> None:
     """DEADLINE <game> +<duration>: that long from now."""
     gm_says(rc, "DEADLINE rc1 +6h")
     assert deadline_of(rc) == rc.clock.now() + timedelta(hours=6)
@@ -95,7 +95,7 @@ def test_deadline_plus_duration_counts_from_now(rc: App) -> None:
 # -- orders and plots --------------------------------------------------------------------------
 
 
-def test_order_enters_orders_for_a_player_and_they_count(rc: App) -> None:
+def test_order_enters_orders_for_a_player_and_they_count(rc: TestApp) -> None:
     """ORDER <game> <seat> <orders>: stored as the GM's, in canonical form, used at resolution."""
     gm_says(rc, "ORDER rc1 seb use 3")
     assert ("seb", "gm", "USE 3") in submissions(rc, 1)
@@ -105,7 +105,7 @@ def test_order_enters_orders_for_a_player_and_they_count(rc: App) -> None:
     assert {s[0] for s in defaults} == {"kelly", "steve", "roger", "anna"}
 
 
-def test_order_refuses_bad_orders_and_unknown_seats_with_the_reason(rc: App) -> None:
+def test_order_refuses_bad_orders_and_unknown_seats_with_the_reason(rc: TestApp) -> None:
     """A refused ORDER says why (the parser's own reason, the seat's choices) and stores nothing."""
     gm_says(rc, "ORDER rc1 seb USE 11")
     body = body_of(last(rc, GM))
@@ -116,7 +116,7 @@ def test_order_refuses_bad_orders_and_unknown_seats_with_the_reason(rc: App) -> 
     assert submissions(rc, 1) == []
 
 
-def test_plot_is_stored_canonical_and_is_the_seats_nmr_default(rc: App) -> None:
+def test_plot_is_stored_canonical_and_is_the_seats_nmr_default(rc: TestApp) -> None:
     """PLOT <game> <seat> <orders>: the GM plot, validated and canonical, is the NMR default."""
     gm_says(rc, "PLOT rc1 kelly use 2")
     with rc.db.read() as session:
@@ -130,14 +130,14 @@ def test_plot_is_stored_canonical_and_is_the_seats_nmr_default(rc: App) -> None:
     assert ("seb", "default", "USE 5") in submissions(rc, 1)
 
 
-def test_plot_refuses_illegal_orders(rc: App) -> None:
+def test_plot_refuses_illegal_orders(rc: TestApp) -> None:
     """A plot the game's parser refuses is not stored."""
     gm_says(rc, "PLOT rc1 kelly FLY AWAY")
     assert "[ERROR]" in str(last(rc, GM)["Subject"])
     assert game_row(rc).seats[0].gm_plot is None
 
 
-def test_a_plot_not_allowed_this_turn_is_kept_for_the_turns_that_allow_it(rc: App) -> None:
+def test_a_plot_not_allowed_this_turn_is_kept_for_the_turns_that_allow_it(rc: TestApp) -> None:
     """Played by mail (playfix M4): "PLOT rc1 seb CRUISE" on turn 1 (the start takes only USE n)
     was refused, though a plot stands "while it is legal". It is kept; the GM and seb are told
     it is not allowed in turn 1 and what stands until then; it is used from turn 2."""
@@ -155,7 +155,7 @@ def test_a_plot_not_allowed_this_turn_is_kept_for_the_turns_that_allow_it(rc: Ap
     assert ("seb", "plot", "CRUISE") in submissions(rc, 2)
 
 
-def test_multi_line_orders_are_separated_by_semicolons(rc: App) -> None:
+def test_multi_line_orders_are_separated_by_semicolons(rc: TestApp) -> None:
     """GM_COMMANDS: ';' separates the lines of the orders in a one-line ORDER."""
     gm_says(rc, "ORDER rc1 seb USE 3; USE 4")
     # Racecraft takes one order a turn: two lines are refused by its parser, whole.
@@ -165,7 +165,7 @@ def test_multi_line_orders_are_separated_by_semicolons(rc: App) -> None:
 # -- resolving ---------------------------------------------------------------------------------
 
 
-def test_process_resolves_now_with_defaults_for_the_missing(rc: App) -> None:
+def test_process_resolves_now_with_defaults_for_the_missing(rc: TestApp) -> None:
     """PROCESS <game>: resolve the open turn now; everyone gets results; the GM a summary."""
     player_says(rc, "seb", "USE 2")
     gm_says(rc, "PROCESS rc1")
@@ -176,7 +176,7 @@ def test_process_resolves_now_with_defaults_for_the_missing(rc: App) -> None:
     assert "defaulted: anna, kelly, roger, steve" in body
 
 
-def test_a_seat_given_the_gms_plot_is_named_as_such_not_as_defaulted(rc: App) -> None:
+def test_a_seat_given_the_gms_plot_is_named_as_such_not_as_defaulted(rc: TestApp) -> None:
     """docs/design/mail-interface.md: "PLOT <game> <seat> <orders> (the GM plot: that seat's NMR
     default)". PROCESS and PREVIEW listed a seat given the GM's plot as
     "defaulted"; they name it under "the GM's plot", apart from the seats given the default."""
@@ -189,7 +189,7 @@ def test_a_seat_given_the_gms_plot_is_named_as_such_not_as_defaulted(rc: App) ->
     assert "resolved; defaulted: anna, kelly, roger, steve; the GM's plot: seb." in body, body
 
 
-def test_the_results_name_a_seat_given_the_gms_plot_apart_from_the_defaulted(rc: App) -> None:
+def test_the_results_name_a_seat_given_the_gms_plot_apart_from_the_defaulted(rc: TestApp) -> None:
     """mail-interface.md: "PLOT <game> <seat> <orders> (the GM plot: that seat's NMR default)".
     The results listed seb, whose orders the GM's plot filled in, under "Defaulted (no orders
     received)"; they say "The GM's plot (no orders received): seb", apart from the defaulted."""
@@ -203,7 +203,7 @@ def test_the_results_name_a_seat_given_the_gms_plot_apart_from_the_defaulted(rc:
     assert "you were given the GM's plot" in seb and "Defaulted (no orders received): anna, kelly, roger, steve." in seb
 
 
-def test_preview_mails_the_gm_only_and_stores_nothing(rc: App) -> None:
+def test_preview_mails_the_gm_only_and_stores_nothing(rc: TestApp) -> None:
     """PREVIEW <game>: resolved on a copy; results to the GM only; no turn, order or state stored."""
     player_says(rc, "seb", "USE 7")
 
@@ -231,7 +231,7 @@ def test_preview_mails_the_gm_only_and_stores_nothing(rc: App) -> None:
 # -- pause and resume --------------------------------------------------------------------------
 
 
-def test_pause_stops_the_deadline_and_resume_restarts_the_clock_from_now(rc: App) -> None:
+def test_pause_stops_the_deadline_and_resume_restarts_the_clock_from_now(rc: TestApp) -> None:
     """PAUSE: no resolution while paused, however late; RESUME: a full turn from now."""
     gm_says(rc, "PAUSE rc1")
     assert game_row(rc).status == GameStatus.PAUSED
@@ -246,7 +246,7 @@ def test_pause_stops_the_deadline_and_resume_restarts_the_clock_from_now(rc: App
     assert "not paused" in body_of(last(rc, GM))
 
 
-def test_a_deadline_the_gm_sets_while_paused_is_the_one_resume_keeps(rc: App) -> None:
+def test_a_deadline_the_gm_sets_while_paused_is_the_one_resume_keeps(rc: TestApp) -> None:
     """Played by mail (playfix G1): "DEADLINE rc1 +2h" then "RESUME rc1" in one mail of a paused
     game: the GM was told the deadline is now 11:00, the players "a new deadline", and RESUME
     then set the turn due two days later. A deadline the GM set (DEADLINE, EXTEND) since the
@@ -266,7 +266,7 @@ def test_a_deadline_the_gm_sets_while_paused_is_the_one_resume_keeps(rc: App) ->
     assert deadline_of(rc) == rc.clock.now() + timedelta(hours=48)
 
 
-def test_an_extend_while_paused_tells_the_players_when_the_turn_is_due_once_resumed(rc: App) -> None:
+def test_an_extend_while_paused_tells_the_players_when_the_turn_is_due_once_resumed(rc: TestApp) -> None:
     """EXTEND of a paused game: RESUME keeps a deadline the GM set since the pause (above), so the
     players are told it. They were told "The GM has extended the deadline of Turn 1 of 5: start
     by 12h." and "no deadline runs" -- extended to when, they could not tell."""
@@ -285,7 +285,7 @@ def test_an_extend_while_paused_tells_the_players_when_the_turn_is_due_once_resu
 # -- figures -----------------------------------------------------------------------------------
 
 
-def test_set_adjusts_a_figure_of_the_open_turn(rc: App) -> None:
+def test_set_adjusts_a_figure_of_the_open_turn(rc: TestApp) -> None:
     """SET <game> <seat> <figure> <value>: rules.set_figure on the open turn's state."""
     gm_says(rc, "SET rc1 seb ep 6")
     state = RACECRAFT.load_state(turns(rc)[0].state)
@@ -293,7 +293,7 @@ def test_set_adjusts_a_figure_of_the_open_turn(rc: App) -> None:
     assert "ep 6" in body_of(last(rc, GM))
 
 
-def test_set_refuses_an_unknown_figure_or_a_bad_value(rc: App) -> None:
+def test_set_refuses_an_unknown_figure_or_a_bad_value(rc: TestApp) -> None:
     """FigureError becomes a refusal with the game's own reason; the state is untouched."""
     before = turns(rc)[0].state
     gm_says(rc, "SET rc1 seb wear 3")
@@ -304,7 +304,7 @@ def test_set_refuses_an_unknown_figure_or_a_bad_value(rc: App) -> None:
     assert [a.outcome.split(":")[0] for a in audit(rc)] == ["refused", "refused"]
 
 
-def test_set_warns_when_orders_on_file_became_illegal(rc: App) -> None:
+def test_set_warns_when_orders_on_file_became_illegal(rc: TestApp) -> None:
     """Lowering a figure below what a player ordered is allowed, with a warning to the GM."""
     player_says(rc, "seb", "USE 8")
     gm_says(rc, "SET rc1 seb ep 5")
@@ -314,7 +314,7 @@ def test_set_warns_when_orders_on_file_became_illegal(rc: App) -> None:
 # -- seats -------------------------------------------------------------------------------------
 
 
-def test_replace_hands_the_seat_to_a_new_player_with_a_fresh_turn_sheet(rc: App) -> None:
+def test_replace_hands_the_seat_to_a_new_player_with_a_fresh_turn_sheet(rc: TestApp) -> None:
     """REPLACE <game> <seat> <address> [name]: the seat keeps its history, the new player gets a
     turn sheet and a new seat password; the old player is told."""
     player_says(rc, "anna", "USE 4")
@@ -342,7 +342,7 @@ def test_replace_hands_the_seat_to_a_new_player_with_a_fresh_turn_sheet(rc: App)
     assert ("anna", "mail", "USE 6") in submissions(rc, 1)
 
 
-def test_replace_refuses_a_bad_address_or_one_already_seated(rc: App) -> None:
+def test_replace_refuses_a_bad_address_or_one_already_seated(rc: TestApp) -> None:
     """A REPLACE to a non-address, or to someone already in the game, is refused."""
     gm_says(rc, "REPLACE rc1 anna nobody")
     assert "not a plain mail address" in body_of(last(rc, GM))
@@ -350,7 +350,7 @@ def test_replace_refuses_a_bad_address_or_one_already_seated(rc: App) -> None:
     assert "already has a seat" in body_of(last(rc, GM))
 
 
-def test_drop_takes_the_player_out_of_the_race(rc: App) -> None:
+def test_drop_takes_the_player_out_of_the_race(rc: TestApp) -> None:
     """DROP <game> <seat>: rules.drop_player on the open turn; the seat is closed; the turn
     resolves without them."""
     gm_says(rc, "DROP rc1 steve")
@@ -365,7 +365,7 @@ def test_drop_takes_the_player_out_of_the_race(rc: App) -> None:
     assert "steve" not in RACECRAFT.players(RACECRAFT.load_state(rows[1].state))
 
 
-def test_replace_of_a_seat_out_of_the_race_says_why_it_cannot_be_handed_over(rc: App) -> None:
+def test_replace_of_a_seat_out_of_the_race_says_why_it_cannot_be_handed_over(rc: TestApp) -> None:
     """Played by mail (playtest M6): "REPLACE rc1 seb ROBOT" after seb's RESIGN was refused
     "seat seb of rc1 is out of the game", no reason a GM understands. DROP and RESIGN take the
     car out of the race (rules.drop_player): there is no car left to hand over; REPLACE hands
@@ -381,7 +381,7 @@ def test_replace_of_a_seat_out_of_the_race_says_why_it_cannot_be_handed_over(rc:
 # -- rollback ------------------------------------------------------------------------------------
 
 
-def test_rollback_restores_the_turn_and_re_resolving_gives_the_same_result(rc: App) -> None:
+def test_rollback_restores_the_turn_and_re_resolving_gives_the_same_result(rc: TestApp) -> None:
     """ROLLBACK: the next turn and the defaults go, the resolved turn reopens with its orders;
     resolving it again with the same seed gives exactly the same state and events."""
     player_says(rc, "seb", "USE 2")
@@ -406,13 +406,13 @@ def test_rollback_restores_the_turn_and_re_resolving_gives_the_same_result(rc: A
     assert discarded["next_turn"]["submissions"][0]["text"] == "CRUISE"
     assert {d["seat"] for d in discarded["defaults"]} == {"anna", "roger", "steve"}
     assert "reopened" in str(last(rc, ADDRESS["anna"])["Subject"])
-    assert as_utc(rows[0].deadline) > rc.clock.now()  # type: ignore[arg-type]
+    assert rows[0].deadline is not None and as_utc(rows[0].deadline) > rc.clock.now()
     gm_says(rc, "PROCESS rc1")
     again = turns(rc)
     assert again[0].state_after == after and again[0].events == events
 
 
-def test_rollback_at_the_end_goes_back_past_the_sprint_and_reopens_the_game(rc: App) -> None:
+def test_rollback_at_the_end_goes_back_past_the_sprint_and_reopens_the_game(rc: TestApp) -> None:
     """The final sprint needs no orders; rolling back the end reopens the last tactical turn,
     paused (the GM sets it right, then RESUMEs or PROCESSes)."""
     for _ in range(10):
@@ -432,7 +432,7 @@ def test_rollback_at_the_end_goes_back_past_the_sprint_and_reopens_the_game(rc: 
     assert RACECRAFT.expected_players(RACECRAFT.load_state(rows[-1].state))
 
 
-def test_rollback_with_nothing_resolved_is_refused(rc: App) -> None:
+def test_rollback_with_nothing_resolved_is_refused(rc: TestApp) -> None:
     gm_says(rc, "ROLLBACK rc1")
     assert "no resolved turn" in body_of(last(rc, GM))
 
@@ -440,7 +440,7 @@ def test_rollback_with_nothing_resolved_is_refused(rc: App) -> None:
 # -- who may command ------------------------------------------------------------------------------
 
 
-def test_a_player_cannot_give_gm_commands(rc: App) -> None:
+def test_a_player_cannot_give_gm_commands(rc: TestApp) -> None:
     """A GM command from a player is not a GM command: it is read as orders and refused."""
     before = deadline_of(rc)
     player_says(rc, "seb", "EXTEND rc1 24h")
@@ -449,7 +449,7 @@ def test_a_player_cannot_give_gm_commands(rc: App) -> None:
     assert "[ERROR]" in str(last(rc, ADDRESS["seb"])["Subject"])
 
 
-def test_the_gm_of_one_game_cannot_command_another(rc: App) -> None:
+def test_the_gm_of_one_game_cannot_command_another(rc: TestApp) -> None:
     """A GM of rc1 naming rc2 (another GM's game), or a game that does not exist: nothing
     happens, and the GM is told the lines were not understood."""
     others = tuple(PlayerSpec(f"p{i}", f"p{i}@example.org", f"P{i}") for i in range(5))
@@ -474,21 +474,21 @@ def test_the_gm_of_one_game_cannot_command_another(rc: App) -> None:
     assert deadline_of(rc) == before
 
 
-def test_a_mail_from_the_gm_address_without_proof_is_refused(rc: App) -> None:
+def test_a_mail_from_the_gm_address_without_proof_is_refused(rc: TestApp) -> None:
     """The GM authenticates like a player: From alone is not enough."""
     gm_says(rc, "PAUSE rc1", signed=False)
     assert game_row(rc).status == GameStatus.ACTIVE
     assert audit(rc) == []
 
 
-def test_the_gm_password_authenticates_a_mail_to_the_plain_address(rc: App) -> None:
+def test_the_gm_password_authenticates_a_mail_to_the_plain_address(rc: TestApp) -> None:
     """A PASSWORD line with the GM secret works like the signed address."""
     secret = game_row(rc).gm_secret
     gm_says(rc, f"PASSWORD {secret}\nPAUSE rc1", signed=False)
     assert game_row(rc).status == GameStatus.PAUSED
 
 
-def test_missing_arguments_get_the_syntax_and_an_example(rc: App) -> None:
+def test_missing_arguments_get_the_syntax_and_an_example(rc: TestApp) -> None:
     """Bad arguments: the reply gives the command's syntax and an example (GM_COMMANDS)."""
     gm_says(rc, "EXTEND rc1")
     body = body_of(last(rc, GM))
@@ -498,7 +498,7 @@ def test_missing_arguments_get_the_syntax_and_an_example(rc: App) -> None:
     assert audit(rc)[-1].outcome.startswith("refused")
 
 
-def test_commands_on_a_finished_game_are_refused(rc: App) -> None:
+def test_commands_on_a_finished_game_are_refused(rc: TestApp) -> None:
     for _ in range(10):
         if game_row(rc).status == GameStatus.FINISHED:
             break
@@ -509,7 +509,7 @@ def test_commands_on_a_finished_game_are_refused(rc: App) -> None:
     assert audit(rc)[-1].outcome == "refused: rc1 is over"
 
 
-def test_each_command_of_a_mail_is_confirmed_and_audited(rc: App) -> None:
+def test_each_command_of_a_mail_is_confirmed_and_audited(rc: TestApp) -> None:
     """Several commands in one mail: each is carried out and audited on its own, and confirmed
     in the one answer to the mail (mail-interface.md: one answer per mail, in sections)."""
     before = len(mails(rc, GM))
@@ -535,7 +535,7 @@ def test_each_command_of_a_mail_is_confirmed_and_audited(rc: App) -> None:
     assert body.replace("\r\n", "\n").count("\n-- \n") == 1, "signed once"
 
 
-def test_open_turn_is_untouched_by_a_refused_command(rc: App) -> None:
+def test_open_turn_is_untouched_by_a_refused_command(rc: TestApp) -> None:
     with rc.db.read() as session:
         game = find_game_row(session, "rc1")
         assert game is not None
@@ -546,7 +546,7 @@ def test_open_turn_is_untouched_by_a_refused_command(rc: App) -> None:
     assert turns(rc)[0].state == state
 
 
-def test_a_line_for_another_game_next_to_a_valid_command_is_reported_not_dropped(rc: App) -> None:
+def test_a_line_for_another_game_next_to_a_valid_command_is_reported_not_dropped(rc: TestApp) -> None:
     """product.md: nothing is silently dropped. The valid command is done; the other line comes back."""
     others = tuple(PlayerSpec(f"p{i}", f"p{i}@example.org", f"P{i}") for i in range(5))
     with rc.db.transaction() as session:
@@ -572,7 +572,7 @@ def test_a_line_for_another_game_next_to_a_valid_command_is_reported_not_dropped
     assert "> PAUSE rc2" in not_done and "(rc1)" in not_done
 
 
-def test_a_seat_dropped_after_the_resolution_is_named_by_rollback_and_can_be_dropped_again(rc: App) -> None:
+def test_a_seat_dropped_after_the_resolution_is_named_by_rollback_and_can_be_dropped_again(rc: TestApp) -> None:
     """ROLLBACK restores the turn exactly, so a player dropped after it is back in its state; the
     GM is told and may DROP them again."""
     gm_says(rc, "PROCESS rc1")
@@ -586,7 +586,7 @@ def test_a_seat_dropped_after_the_resolution_is_named_by_rollback_and_can_be_dro
     assert "out of rc1 already" in body_of(last(rc, GM))
 
 
-def speedphreakz_game(app: App) -> None:
+def speedphreakz_game(app: TestApp) -> None:
     """SpeedPhreakz `sp1` with the fewest players, started; the turn sheets sent."""
     rules = find_game("speedphreakz")
     players = tuple(PlayerSpec(f"p{i}", f"p{i}@example.org", f"P{i}") for i in range(rules.min_players))
@@ -597,7 +597,7 @@ def speedphreakz_game(app: App) -> None:
     app.service.send()
 
 
-def test_rollback_commits_the_dice_anew_and_the_turn_still_replays_exactly(gapp: App) -> None:
+def test_rollback_commits_the_dice_anew_and_the_turn_still_replays_exactly(gapp: TestApp) -> None:
     """The results revealed the turn's secret, so a reopened turn gets a fresh one (or
     anyone could work out the dice of any orders before sending them), and the players are told
     the new commitment; architecture.md: any turn still replays exactly from the database."""
@@ -621,7 +621,7 @@ def test_rollback_commits_the_dice_anew_and_the_turn_still_replays_exactly(gapp:
         assert all(not r.differences for r in replay_game(session, "sp1"))
 
 
-def test_a_speedphreakz_plot_without_a_round_number_stands_for_every_round(gapp: App) -> None:
+def test_a_speedphreakz_plot_without_a_round_number_stands_for_every_round(gapp: TestApp) -> None:
     """speedphreakz.md §5: the GM may set "a program without a round number (`PLOT g seat F1 F1
     VL`) that applies to every round the player leaves empty". PLOT takes it (a player's mail
     could not: it names no round), says what it stands for now, and each silent round of the
@@ -647,7 +647,7 @@ def test_a_speedphreakz_plot_without_a_round_number_stands_for_every_round(gapp:
     assert "[ERROR]" in str(last(gapp, GM)["Subject"]) and game_row(gapp, "sp1").seats[0].gm_plot == "F1 F1"
 
 
-def test_a_gm_typo_gets_a_did_you_mean_and_a_verb_without_its_game_says_which(rc: App) -> None:
+def test_a_gm_typo_gets_a_did_you_mean_and_a_verb_without_its_game_says_which(rc: TestApp) -> None:
     """`EXTNED rc1 24h`, `PROCES rc1` and `EXTEND 24h` (no game) are answered with what
     they most likely meant and the syntax, not only "not understood"; nothing is done."""
     gm_says(rc, "EXTNED rc1 24h\nPROCES rc1\nEXTEND 24h")
@@ -658,7 +658,7 @@ def test_a_gm_typo_gets_a_did_you_mean_and_a_verb_without_its_game_says_which(rc
     assert turns(rc)[-1].number == 1
 
 
-def test_a_deadline_under_an_hour_away_needs_force_by_mail_as_on_the_command_line(rc: App) -> None:
+def test_a_deadline_under_an_hour_away_needs_force_by_mail_as_on_the_command_line(rc: TestApp) -> None:
     """ "GM DEADLINE rc1 +2m by mail is taken with no warning while the CLI asks
     for --force under an hour": refused with the way to confirm it; with FORCE it is done."""
     before = turns(rc)[0].deadline
@@ -670,7 +670,7 @@ def test_a_deadline_under_an_hour_away_needs_force_by_mail_as_on_the_command_lin
     assert turns(rc)[0].deadline != before and "[ERROR]" not in str(last(rc, GM)["Subject"])
 
 
-def test_a_replaced_seat_reads_with_its_new_holders_name_in_every_letter(rc: App) -> None:
+def test_a_replaced_seat_reads_with_its_new_holders_name_in_every_letter(rc: TestApp) -> None:
     """docs/DESIGN.md, "Seats that change hands": after REPLACE the rules still key the seat by
     its name, and every letter a person reads names it "anna (Kim McDonald)": the turn sheet's
     "You run as", the standings, what happened and the results; the name keeps its case."""
@@ -694,7 +694,7 @@ def test_a_replaced_seat_reads_with_its_new_holders_name_in_every_letter(rc: App
     assert "Kim McDonald" not in body_of(last(rc, ADDRESS["kelly"])).replace("anna (Kim McDonald)", "")
 
 
-def test_a_seat_never_replaced_reads_as_its_name_alone(rc: App) -> None:
+def test_a_seat_never_replaced_reads_as_its_name_alone(rc: TestApp) -> None:
     """Seats that never changed hands keep the bare seat name in the letters (no label)."""
     gm_says(rc, "PROCESS rc1")
     body = body_of(last(rc, ADDRESS["seb"])).replace("\r\n", "\n")

@@ -6,20 +6,19 @@ GM's plot goes with the player it was for."""
 
 from __future__ import annotations
 
-from bot.app import App
 from bot.store import find_game_row, seat_named
-from bot.testing import body_of
+from bot.testing import TestApp, body_of
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, GM, gm_says, last, mails, player_says
 
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 
 
-def _subjects(app: App, to: str) -> list[str]:
+def _subjects(app: TestApp, to: str) -> list[str]:
     return [str(m["Subject"]) for m in mails(app, to)]
 
 
-def test_an_order_entered_by_the_gm_is_shown_to_the_player(rc: App) -> None:
+def test_an_order_entered_by_the_gm_is_shown_to_the_player(rc: TestApp) -> None:
     gm_says(rc, "ORDER rc1 steve USE 1")
     told = last(rc, ADDRESS["steve"])
     assert str(told["Subject"]) == "[rc1] The GM entered orders for you in Turn 1 of 5: start"
@@ -27,7 +26,7 @@ def test_an_order_entered_by_the_gm_is_shown_to_the_player(rc: App) -> None:
     assert "steve was told." in gm_helpers.bodies(rc, GM)
 
 
-def test_a_plot_set_and_cleared_is_told_to_the_player(rc: App) -> None:
+def test_a_plot_set_and_cleared_is_told_to_the_player(rc: TestApp) -> None:
     gm_says(rc, "PLOT rc1 steve USE 1")
     set_ = last(rc, ADDRESS["steve"])
     assert str(set_["Subject"]) == "[rc1] The GM has set a plot for you" and "> USE 1" in body_of(set_)
@@ -37,13 +36,13 @@ def test_a_plot_set_and_cleared_is_told_to_the_player(rc: App) -> None:
     assert str(cleared["Subject"]) == "[rc1] The GM's plot for you is cleared" and "> USE" in body_of(cleared)
 
 
-def test_a_figure_set_by_the_gm_is_told_to_the_player(rc: App) -> None:
+def test_a_figure_set_by_the_gm_is_told_to_the_player(rc: TestApp) -> None:
     gm_says(rc, "SET rc1 seb ep 4")
     told = last(rc, ADDRESS["seb"])
     assert str(told["Subject"]) == "[rc1] The GM changed your ep" and "set your ep to 4" in body_of(told)
 
 
-def test_drop_is_announced_to_the_others_and_the_dropped_player_gets_their_own_notice(rc: App) -> None:
+def test_drop_is_announced_to_the_others_and_the_dropped_player_gets_their_own_notice(rc: TestApp) -> None:
     gm_says(rc, "DROP rc1 seb")
     assert "[rc1] You are out of rc1" in _subjects(rc, ADDRESS["seb"])
     assert "[rc1] seb is out of the race" not in _subjects(rc, ADDRESS["seb"])
@@ -51,14 +50,14 @@ def test_drop_is_announced_to_the_others_and_the_dropped_player_gets_their_own_n
         assert "[rc1] seb is out of the race" in _subjects(rc, ADDRESS[seat])
 
 
-def test_resign_is_announced_to_the_others(rc: App) -> None:
+def test_resign_is_announced_to_the_others(rc: TestApp) -> None:
     player_says(rc, "roger", "RESIGN rc1")
     assert "[rc1] You have resigned from rc1" in _subjects(rc, ADDRESS["roger"])
     for seat in ("kelly", "seb", "steve", "anna"):
         assert "[rc1] roger has resigned" in _subjects(rc, ADDRESS[seat])
 
 
-def test_replace_tells_the_new_holder_whose_seat_in_the_games_zone_and_clears_the_plot(rc: App) -> None:
+def test_replace_tells_the_new_holder_whose_seat_in_the_games_zone_and_clears_the_plot(rc: TestApp) -> None:
     with rc.db.transaction() as session:
         game = find_game_row(session, "rc1")
         assert game is not None
@@ -89,12 +88,12 @@ def _calendar_methods(message: object) -> list[str]:
     return [str(part.get_param("method")) for part in message.walk() if part.get_content_type() == "text/calendar"]
 
 
-def _play_turn_1(app: App) -> None:
+def _play_turn_1(app: TestApp) -> None:
     for seat in ("kelly", "seb", "steve", "roger", "anna"):
         player_says(app, seat, "USE 2")
 
 
-def test_rollback_reopens_the_turn_paused_and_its_new_results_say_they_are_a_correction(rc: App) -> None:
+def test_rollback_reopens_the_turn_paused_and_its_new_results_say_they_are_a_correction(rc: TestApp) -> None:
     """ROLLBACK with every order on file: the turn is not resolved again at the next tick (the game
     is paused; the GM is told how to go on); PROCESS resolves it and its results say in subject and
     text that they replace the ones sent before."""
@@ -115,7 +114,7 @@ def test_rollback_reopens_the_turn_paused_and_its_new_results_say_they_are_a_cor
     assert "corrected results of Turn 1" in str(copy["Subject"])
 
 
-def test_a_confirmation_while_paused_promises_no_deadline_and_the_calendar_follows_the_pause(rc: App) -> None:
+def test_a_confirmation_while_paused_promises_no_deadline_and_the_calendar_follows_the_pause(rc: TestApp) -> None:
     gm_says(rc, "PAUSE rc1")
     paused = last(rc, ADDRESS["seb"])
     assert _calendar_methods(paused) == ["CANCEL"], "the deadline's event is cancelled while paused"
@@ -130,7 +129,7 @@ def test_a_confirmation_while_paused_promises_no_deadline_and_the_calendar_follo
     assert "resumes" in str(resumed["Subject"]) and _calendar_methods(resumed) == ["REQUEST"]
 
 
-def test_a_dropped_runner_is_in_the_final_classification_as_not_finishing(rc: App) -> None:
+def test_a_dropped_runner_is_in_the_final_classification_as_not_finishing(rc: TestApp) -> None:
     """The driver stays in the classification (DNF, or the game's own word)."""
     gm_says(rc, "DROP rc1 seb")
     for _ in range(10):
@@ -141,7 +140,7 @@ def test_a_dropped_runner_is_in_the_final_classification_as_not_finishing(rc: Ap
     assert "seb (did not finish)" in body_of(final)
 
 
-def test_one_gm_mail_touching_a_player_several_ways_is_one_mail_to_them(rc: App) -> None:
+def test_one_gm_mail_touching_a_player_several_ways_is_one_mail_to_them(rc: TestApp) -> None:
     """ "one mail in, at most one mail out per recipient": a PLOT, an ORDER and an EXTEND
     in one GM mail reach Steve as one mail with a section each (each says what changed)."""
     before = len(mails(rc, ADDRESS["steve"]))
@@ -154,7 +153,7 @@ def test_one_gm_mail_touching_a_player_several_ways_is_one_mail_to_them(rc: App)
     assert len(mails(rc, ADDRESS["seb"])) > 0 and "plot" not in body_of(last(rc, ADDRESS["seb"]))
 
 
-def test_results_say_when_the_player_sent_orders_after_the_gms(rc: App) -> None:
+def test_results_say_when_the_player_sent_orders_after_the_gms(rc: TestApp) -> None:
     """Played by mail (playfix M8): the GM's ORDER for kelly, then kelly's own USE 1: the results
     said "The GM entered orders in Turn 1 of 5: start for: kelly ..." as if they were used. They
     say the player sent orders of their own after it; an ORDER that stood says nothing more."""
@@ -170,7 +169,7 @@ def test_results_say_when_the_player_sent_orders_after_the_gms(rc: App) -> None:
     )
 
 
-def test_the_gms_hand_is_told_at_the_time_in_the_readers_zone(rc: App) -> None:
+def test_the_gms_hand_is_told_at_the_time_in_the_readers_zone(rc: TestApp) -> None:
     """Every time a letter shows is in its reader's zone, as the letter's deadlines are (its
     sign-off says the zone): the GM's copy of rc1 (Europe/London) said "seb, 2026-01-05 09:00
     UTC (by mail)"; it says "seb, Mon 5 Jan 2026 09:00 GMT (by mail)"."""
@@ -182,7 +181,7 @@ def test_the_gms_hand_is_told_at_the_time_in_the_readers_zone(rc: App) -> None:
     assert "Times are shown in Europe/London" in text and "UTC (by mail)" not in text, text
 
 
-def test_replace_says_the_predecessors_orders_stand_only_where_there_are_some(rc: App) -> None:
+def test_replace_says_the_predecessors_orders_stand_only_where_there_are_some(rc: TestApp) -> None:
     """The new holder's sheet says "Orders your predecessor sent for this turn stand" only for a
     seat whose holder sent orders for the open turn; a seat with none is not told of orders it
     does not have (its sheet says what it gets if nothing arrives)."""

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from bot.app import App
 from bot.games.turns import create_game
 from bot.gm import digest
 from bot.models import Turn
 from bot.store import find_game_row
+from bot.testing import TestApp
 from rules import find_game
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import (
@@ -30,7 +30,7 @@ gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 RACECRAFT = find_game("racecraft")
 
 
-def test_no_line_of_a_gm_side_mail_parses_as_an_order(gapp: App) -> None:
+def test_no_line_of_a_gm_side_mail_parses_as_an_order(gapp: TestApp) -> None:
     with gapp.db.transaction() as session:
         create_game(
             gapp.shell,
@@ -87,7 +87,7 @@ def test_no_line_of_a_gm_side_mail_parses_as_an_order(gapp: App) -> None:
                     assert not RACECRAFT.parse_orders(state, seat, line).orders, f"{line!r} parses as an order"
 
 
-def test_every_reminder_and_announcement_names_the_deadline_in_the_recipients_zone(rc: App) -> None:
+def test_every_reminder_and_announcement_names_the_deadline_in_the_recipients_zone(rc: TestApp) -> None:
     """product.md: the deadline in each player's time zone, in the announcement and the reminder."""
     gm_says(rc, "DEADLINE rc1 2026-01-09 18:00")
     moving_clock(rc).advance(days=3, hours=9)
@@ -102,7 +102,7 @@ def test_every_reminder_and_announcement_names_the_deadline_in_the_recipients_zo
         assert all(text in body for body in new), (seat, new)
 
 
-def test_one_gm_mail_makes_one_mail_to_each_player(rc: App) -> None:
+def test_one_gm_mail_makes_one_mail_to_each_player(rc: TestApp) -> None:
     """ "One GM mail, two mails to each player (EXTEND and PAUSE)": all the news
     of one GM mail goes to each player in one mail, in sections, with the deadline as it stands
     after all of it."""
@@ -117,7 +117,7 @@ def test_one_gm_mail_makes_one_mail_to_each_player(rc: App) -> None:
         assert " ".join(body.split()).count("no deadline runs") == 1, body  # said once
 
 
-def test_a_resume_that_resolves_at_once_sends_the_results_alone(rc: App) -> None:
+def test_a_resume_that_resolves_at_once_sends_the_results_alone(rc: TestApp) -> None:
     """ "RESUME's notice followed seconds later by the results": when every order
     is in, RESUME resolves the turn and the results are the players' only news."""
     gm_says(rc, "PAUSE rc1")
@@ -129,7 +129,7 @@ def test_a_resume_that_resolves_at_once_sends_the_results_alone(rc: App) -> None
     assert len(subjects) == 1 and "Results of Turn 1" in subjects[0], subjects
 
 
-def test_preview_lays_out_each_seat_as_its_lines_then_one_blank_line(rc: App) -> None:
+def test_preview_lays_out_each_seat_as_its_lines_then_one_blank_line(rc: TestApp) -> None:
     """PREVIEW's "Orders used": each seat's line, its orders and, for a seat with the GM's plot,
     "(the GM's plot; the game's own default would be: USE 5)" right under them, then one blank
     line before the next seat (the note never stands apart after a blank line)."""
@@ -148,7 +148,7 @@ def test_preview_lays_out_each_seat_as_its_lines_then_one_blank_line(rc: App) ->
     assert seats[sorted(ADDRESS).index("seb")].splitlines() == ["  seb              (on file)", "    > USE 4"], preview
 
 
-def test_every_letter_of_one_game_signs_off_alike(rc: App) -> None:
+def test_every_letter_of_one_game_signs_off_alike(rc: TestApp) -> None:
     """templates/_common/_signoff.txt: "A letter about a game signs as that game's race
     director ... a letter that shows times says the zone they are in." Played by mail, rc1's
     letters signed three ways: "Flagman, race director for rc1." (the resignation to seb),

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from bot.app import App
 from bot.games.turns import create_game
+from bot.testing import TestApp
 from tests.bot import gm_helpers
 from tests.bot.conftest import RACERS
 from tests.bot.gm_helpers import ADDRESS, GM, START, body_of, cycle, gm_says, last, new_app
@@ -20,14 +20,14 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def test_a_notice_where_nothing_moved_says_the_deadline_is_unchanged(rc: App) -> None:
+def test_a_notice_where_nothing_moved_says_the_deadline_is_unchanged(rc: TestApp) -> None:
     gm_says(rc, "ORDER rc1 anna USE 2")
     told = _flat(body_of(last(rc, ADDRESS["anna"])))
     assert "The deadline is unchanged: Turn 1 of 5: start is due" in told, told
     assert "is now due" not in told
 
 
-def test_a_notice_where_the_deadline_moved_says_it_is_now_due(rc: App) -> None:
+def test_a_notice_where_the_deadline_moved_says_it_is_now_due(rc: TestApp) -> None:
     gm_says(rc, "EXTEND rc1 24h")
     told = _flat(body_of(last(rc, ADDRESS["anna"])))
     assert "Turn 1 of 5: start is now due" in told and "unchanged" not in told
@@ -38,7 +38,7 @@ def test_the_late_notice_names_the_turn_by_its_label_and_says_one_hour(tmp_path:
     with app.db.transaction() as session:
         create_game(app.shell, session, kind="racecraft", name="rc1", players=RACERS, gm_address=GM, deadline="48h")
     app.service.send()
-    app.clock.set(START + timedelta(hours=49, minutes=30))  # type: ignore[attr-defined]
+    app.clock.set(START + timedelta(hours=49, minutes=30))
     cycle(app)
     notice = last(app, GM)
     text = _flat(body_of(notice))
@@ -48,7 +48,7 @@ def test_the_late_notice_names_the_turn_by_its_label_and_says_one_hour(tmp_path:
     app.close()
 
 
-def test_the_gms_copy_of_the_results_claims_no_confirmation_of_the_gms_own(rc: App) -> None:
+def test_the_gms_copy_of_the_results_claims_no_confirmation_of_the_gms_own(rc: TestApp) -> None:
     """Played by mail (playfix m1): the GM's copy of the results listed the receipts "(your
     confirmation carried yours)" -- the GM has no confirmation. The words are true for every
     reader of the shared block: each player's confirmation carried theirs."""
@@ -60,7 +60,7 @@ def test_the_gms_copy_of_the_results_claims_no_confirmation_of_the_gms_own(rc: A
     assert "Receipts of the orders used in Turn 1 of 5: start (each player's confirmation carried theirs)" in text
 
 
-def test_the_gms_copy_of_the_final_result_carries_the_final_classification(rc: App) -> None:
+def test_the_gms_copy_of_the_final_result_carries_the_final_classification(rc: TestApp) -> None:
     """Played by mail (playfix m5): the players' final result ends with "Final result: 1. anna
     2. roger ... 5. steve (did not finish)"; the GM's copy had the last table only, without the
     classification (who did not finish). It carries the same lines."""

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import App
 from bot.cli import init_dir, main
 from bot.games.archive import write_game_archive
 from bot.gm import digest
+from bot.testing import TestApp
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import GM, body_of, gm_says, mails, player_says
 
@@ -24,12 +24,12 @@ NAME = "Kim <McDonald> & Co"  # a display name with what HTML must escape
 LABEL = f"anna ({NAME})"
 
 
-def _handed_over(rc: App) -> None:
+def _handed_over(rc: TestApp) -> None:
     gm_says(rc, f"REPLACE rc1 anna kim@example.org {NAME}")
     assert f"anna ({NAME})" in body_of(mails(rc, "kim@example.org")[-1])  # as the letters name it
 
 
-def test_the_digest_and_gm_status_name_a_handed_over_seat_as_the_letters_do(rc: App) -> None:
+def test_the_digest_and_gm_status_name_a_handed_over_seat_as_the_letters_do(rc: TestApp) -> None:
     """The digest's game block named the seat "anna" alone among who has orders and who has not;
     it names it "anna (Kim ...)" there and in the result, as every letter does."""
     _handed_over(rc)
@@ -46,7 +46,7 @@ def test_the_digest_and_gm_status_name_a_handed_over_seat_as_the_letters_do(rc: 
 
 
 def test_game_show_names_a_handed_over_seat_as_the_letters_do(
-    rc: App, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    rc: TestApp, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`flagman game show` listed the seat as "anna" with the new holder's address: its line
     names it "anna (Kim ...)", and the JSON keeps the seat's name and gives the label beside it."""
@@ -69,7 +69,7 @@ def test_game_show_names_a_handed_over_seat_as_the_letters_do(
     assert any(LABEL in place for place in shown["standings"]), shown["standings"]
 
 
-def test_the_public_archive_names_a_handed_over_seat_as_the_letters_do_escaped(rc: App, tmp_path: Path) -> None:
+def test_the_public_archive_names_a_handed_over_seat_as_the_letters_do_escaped(rc: TestApp, tmp_path: Path) -> None:
     """The archive's standings, what happened and dice page named the seat "anna" alone: they
     name it "anna (Kim ...)", the holder's name escaped as HTML (never markup of its own)."""
     _handed_over(rc)

@@ -5,14 +5,14 @@ players the reopened turn was paused and open after the corrected results had re
 
 from __future__ import annotations
 
-from bot.app import App
+from bot.testing import TestApp
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, body_of, gm_says, mails, player_says
 
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 
 
-def test_rollback_order_process_in_one_mail_tells_the_reopening_before_the_corrected_results(rc: App) -> None:
+def test_rollback_order_process_in_one_mail_tells_the_reopening_before_the_corrected_results(rc: TestApp) -> None:
     player_says(rc, "kelly", "USE 4")
     gm_says(rc, "PROCESS rc1")
     player_says(rc, "kelly", "USE 2")

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from bot.app import App
 from bot.gm import digest
 from bot.models import OrderSubmission, Seat, Turn
 from bot.store import find_game_row
-from bot.testing import reply_to
+from bot.testing import TestApp, reply_to
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, GM, audit, body_of, cycle, gm_says, last, mails, player_says, turns
 
@@ -26,7 +25,7 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def _on_file(app: App, number: int) -> dict[str, list[tuple[str, str]]]:
+def _on_file(app: TestApp, number: int) -> dict[str, list[tuple[str, str]]]:
     """Each seat's submissions of turn `number`, as (source, text), robots' and defaults' aside."""
     with app.db.read() as session:
         game = find_game_row(session, "rc1")
@@ -43,7 +42,7 @@ def _on_file(app: App, number: int) -> dict[str, list[tuple[str, str]]]:
         return out
 
 
-def _turn_two_with_orders(rc: App) -> None:
+def _turn_two_with_orders(rc: TestApp) -> None:
     """Turn 1 resolved by PROCESS (kelly used 4 EP: 6 left); for turn 2, kelly's USE 6 and
     roger's CRUISE by mail, and the GM's ORDER for anna."""
     player_says(rc, "seb", "USE 2")
@@ -54,7 +53,7 @@ def _turn_two_with_orders(rc: App) -> None:
     gm_says(rc, "ORDER rc1 anna USE 3")
 
 
-def test_rollback_keeps_the_orders_sent_for_the_next_turn_and_says_so(rc: App) -> None:
+def test_rollback_keeps_the_orders_sent_for_the_next_turn_and_says_so(rc: TestApp) -> None:
     """Nothing sent for turn 2 vanishes: each sender is told by name that their orders are kept
     and will be checked against the corrected results; the GM's answer lists them."""
     _turn_two_with_orders(rc)
@@ -78,7 +77,7 @@ def test_rollback_keeps_the_orders_sent_for_the_next_turn_and_says_so(rc: App) -
     assert "anna (your ORDER), kelly, roger." in section
 
 
-def test_kept_orders_are_filed_again_when_they_stand_and_withdrawn_by_name_when_not(rc: App) -> None:
+def test_kept_orders_are_filed_again_when_they_stand_and_withdrawn_by_name_when_not(rc: TestApp) -> None:
     """The GM corrects turn 1 (kelly used 8 EP, not 4): her USE 6 for turn 2 cannot stand (2 EP
     left) and is withdrawn, to her and the GM, with the reason and the new deadline; roger's
     CRUISE and the GM's ORDER for anna stand and are on file for turn 2 at once."""
@@ -101,7 +100,7 @@ def test_kept_orders_are_filed_again_when_they_stand_and_withdrawn_by_name_when_
     assert turns(rc)[-1].resolved_at is None
 
 
-def test_a_reply_to_the_withdrawn_sheet_is_told_what_happened_and_offered_the_reopened_turn(rc: App) -> None:
+def test_a_reply_to_the_withdrawn_sheet_is_told_what_happened_and_offered_the_reopened_turn(rc: TestApp) -> None:
     """Roger answers the turn 2 sheet after the GM rolled turn 1 back: his mail is not applied to
     the reopened turn 1 unasked; he is told the results it answers were withdrawn, and offered
     the same orders for turn 1 in one tap."""
@@ -110,7 +109,7 @@ def test_a_reply_to_the_withdrawn_sheet_is_told_what_happened_and_offered_the_re
     sheet = last(rc, ADDRESS["roger"])
     assert "Results of Turn 1" in str(sheet["Subject"])
     gm_says(rc, "ROLLBACK rc1")
-    rc.inbox.deliver(reply_to(sheet, "USE 5", sender=ADDRESS["roger"]))  # type: ignore[attr-defined]
+    rc.inbox.deliver(reply_to(sheet, "USE 5", sender=ADDRESS["roger"]))
     cycle(rc)
     answer = last(rc, ADDRESS["roger"])
     text = _flat(body_of(answer))
@@ -119,7 +118,7 @@ def test_a_reply_to_the_withdrawn_sheet_is_told_what_happened_and_offered_the_re
     assert _on_file(rc, 1).get("roger") is None  # nothing applied unasked
 
 
-def test_the_reopening_tells_each_seat_what_stands_for_it_not_orders_it_never_sent(rc: App) -> None:
+def test_the_reopening_tells_each_seat_what_stands_for_it_not_orders_it_never_sent(rc: TestApp) -> None:
     """Played by mail (playfix C1): after PROCESS and ROLLBACK every seat was told "The orders
     you had on file for it still stand", also steve, who had sent nothing (the default was
     used), and kelly, who had only the GM's plot. Each seat is told what stands for it now, from
@@ -138,7 +137,7 @@ def test_the_reopening_tells_each_seat_what_stands_for_it_not_orders_it_never_se
     assert "you get the GM's plot" in kelly and "> USE 2" in kelly, kelly
 
 
-def test_the_rollback_letter_leads_with_the_reopened_turn_and_its_subject_says_that_alone(rc: App) -> None:
+def test_the_rollback_letter_leads_with_the_reopened_turn_and_its_subject_says_that_alone(rc: TestApp) -> None:
     """mail-interface.md, ROLLBACK: the players are told the turn is open again. kelly's letter
     read "A new receipt for your orders in ...; Your orders for ... are kept; ... is reopened"
     (a subject of 136 characters), the receipt before the news. Its subject says the news

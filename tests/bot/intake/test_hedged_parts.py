@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
 
-from bot.app import App
 from bot.games.turns import PlayerSpec, create_game
 from bot.intake import prose
 from bot.models import OrderSubmission
+from bot.testing import TestApp
 from rules import find_game
 from rules.api import AnyGame, GameState
 from tests.bot import gm_helpers
@@ -69,7 +69,7 @@ def test_every_hedged_reading_is_an_order_the_game_takes_now(wear: int, skill: i
         assert f"BID WEAR {wear} SKILL {skill}" in reading.offered
 
 
-def test_the_hedged_bid_by_mail_offers_both_as_one_tap_links(gapp: App) -> None:
+def test_the_hedged_bid_by_mail_offers_both_as_one_tap_links(gapp: TestApp) -> None:
     from datetime import timedelta
 
     with gapp.db.transaction() as session:
@@ -85,7 +85,7 @@ def test_the_hedged_bid_by_mail_offers_both_as_one_tap_links(gapp: App) -> None:
             options={"laps": "1"},
         )
     gapp.service.send()
-    gapp.clock.advance(timedelta(hours=25))  # type: ignore[attr-defined]
+    gapp.clock.advance(timedelta(hours=25))
     cycle(gapp)  # to the qualifying turn
     player_says(gapp, "kelly", "bid wear 2, maybe skill 1", game="sc1")
     with gapp.db.read() as session:
@@ -107,7 +107,7 @@ def test_a_hedged_longer_reading_the_game_refuses_says_why_it_is_not_offered() -
     assert _read(SPEED_CIRCUIT, DESIGN, "design skill 1, maybe top 1").not_offered == ()
 
 
-def test_the_refused_longer_reading_and_its_reason_are_in_the_confirmation(gapp: App) -> None:
+def test_the_refused_longer_reading_and_its_reason_are_in_the_confirmation(gapp: TestApp) -> None:
     with gapp.db.transaction() as session:
         create_game(
             gapp.shell,

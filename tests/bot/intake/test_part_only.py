@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
 
-from bot.app import App
 from bot.games.turns import PlayerSpec, create_game, current_state
 from bot.models import OrderSubmission
 from bot.store import find_game_row, orders_on_file
+from bot.testing import TestApp
 from rules import speed_circuit
 from rules.speed_circuit.parse import parse_orders
 from rules.speed_circuit.plot import Order, SpeedOrder
@@ -48,7 +48,7 @@ def test_a_set_that_names_what_is_on_file_replaces_it() -> None:
     assert GAME.merge_orders(_orders("LANE B"), _orders("PAY ROLL")) == _orders("PAY ROLL")
 
 
-def _filed(app: App, seat_name: str = "kelly") -> str:
+def _filed(app: TestApp, seat_name: str = "kelly") -> str:
     """The seat's set on file, as the tick reads it (`store.orders_on_file`)."""
     with app.db.read() as session:
         game = find_game_row(session, "sc1")
@@ -68,11 +68,11 @@ def _filed(app: App, seat_name: str = "kelly") -> str:
         return rules.format_orders(on_file)
 
 
-def _flat(app: App, seat: str = "kelly") -> str:
+def _flat(app: TestApp, seat: str = "kelly") -> str:
     return " ".join(body_of(last(app, ADDRESS[seat])).split())
 
 
-def _design_turn(app: App) -> None:
+def _design_turn(app: TestApp) -> None:
     """Speed Circuit `sc1` at its design turn (P1: DESIGN, with TYRES optional)."""
     with app.db.transaction() as session:
         create_game(
@@ -89,7 +89,7 @@ def _design_turn(app: App) -> None:
     app.service.send()
 
 
-def test_design_skill_alone_completes_the_tyres_on_file(gapp: App) -> None:
+def test_design_skill_alone_completes_the_tyres_on_file(gapp: TestApp) -> None:
     """The design turn: "TYRES OPTION" lacks the design; "DESIGN SKILL 2" brings it and the
     tyres stand; the confirmation says what the design was added to."""
     _design_turn(gapp)
@@ -102,7 +102,7 @@ def test_design_skill_alone_completes_the_tyres_on_file(gapp: App) -> None:
     assert "That is a complete set" in text and "No longer on file" not in text
 
 
-def test_the_tyres_alone_are_added_to_the_complete_design_on_file(gapp: App) -> None:
+def test_the_tyres_alone_are_added_to_the_complete_design_on_file(gapp: TestApp) -> None:
     """Played by mail (playtest M1): "DESIGN TOP 1 SKILL 1" (a complete set), then "TYRES OPTION"
     alone: the design was no longer on file and the default design raced. A mail that lacks the
     part the turn needs, names nothing the complete set on file names, and makes a legal set with
@@ -119,7 +119,7 @@ def test_the_tyres_alone_are_added_to_the_complete_design_on_file(gapp: App) -> 
     assert _filed(gapp) == "DESIGN ACC 1 DEC 0 TOP 0 START 0 PRIME 0 OPTION 0 SKILL 0"
 
 
-def test_the_forgotten_speed_is_added_to_the_plot_on_file(gapp: App) -> None:
+def test_the_forgotten_speed_is_added_to_the_plot_on_file(gapp: TestApp) -> None:
     """The race: a plot without its SPEED, then "Oops, forgot: SPEED 40": the PATH and the PAY
     line are still on file, and the confirmation names them."""
     one_lap_race(gapp, ("kelly", "seb"))
@@ -131,7 +131,7 @@ def test_the_forgotten_speed_is_added_to_the_plot_on_file(gapp: App) -> None:
     assert "Added to the set you had on file, which stands: > LANE B > PAY ROLL" in text
 
 
-def test_a_replacing_set_says_first_what_is_no_longer_on_file(gapp: App) -> None:
+def test_a_replacing_set_says_first_what_is_no_longer_on_file(gapp: TestApp) -> None:
     """A complete plot on file, then another: the lines of the first that the second does not
     keep are named before anything else."""
     one_lap_race(gapp, ("kelly", "seb"))
@@ -143,7 +143,7 @@ def test_a_replacing_set_says_first_what_is_no_longer_on_file(gapp: App) -> None
     assert text.index("No longer on file") < text.index("Understood for")
 
 
-def test_speedphreakz_says_alike_what_a_program_replaced_and_what_stands(gapp: App) -> None:
+def test_speedphreakz_says_alike_what_a_program_replaced_and_what_stands(gapp: TestApp) -> None:
     """SpeedPhreakz merges (§5: a program for one round does not wipe out another's); its
     confirmation says the same two things in the same words."""
     with gapp.db.transaction() as session:
@@ -191,7 +191,7 @@ def test_a_later_mail_is_kept_whole_and_adds_only_what_fills_the_gap(earlier: li
         assert kept == set(first)
 
 
-def test_keep_the_rest_changes_one_part_and_keeps_the_others(gapp: App) -> None:
+def test_keep_the_rest_changes_one_part_and_keeps_the_others(gapp: TestApp) -> None:
     """ "change of plan: speed 80 please, keep the rest" replaced the whole plot (LANE, PAY went)
     and listed "keep the rest" as words not read. A human GM keeps the rest: the mail's SPEED
     replaces the SPEED on file, the other lines stand, and the reading says so."""
@@ -205,7 +205,7 @@ def test_keep_the_rest_changes_one_part_and_keeps_the_others(gapp: App) -> None:
     assert "not read as an order" not in text
 
 
-def test_a_mail_that_begins_and_adds_to_the_plot_on_file(gapp: App) -> None:
+def test_a_mail_that_begins_and_adds_to_the_plot_on_file(gapp: TestApp) -> None:
     """Played by mail (playfix M2): after "SPEED 60 / LANE C", "Oh and PUSH YES, speed 80 then"
     replaced the plot: LANE C was no longer on file. A mail that begins "and" (or "also",
     "plus") adds to what it follows, as "keep the rest" does: PUSH YES is added, SPEED 80

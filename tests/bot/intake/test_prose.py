@@ -10,10 +10,9 @@ import random
 import pytest
 from sqlalchemy import select
 
-from bot.app import App
 from bot.intake import prose
 from bot.models import InboundMessage, OrderSubmission
-from bot.testing import body_of
+from bot.testing import TestApp, body_of
 from rules import find_game
 from rules.api import AnyGame, GameState
 from tests.bot import gm_helpers
@@ -125,12 +124,12 @@ def test_speedphreakz_prose_is_read() -> None:
 # -- the mails ---------------------------------------------------------------------------------
 
 
-def _filed(app: App, seat: str) -> list[str]:
+def _filed(app: TestApp, seat: str) -> list[str]:
     with app.db.read() as session:
         return list(session.scalars(select(OrderSubmission.text).where(OrderSubmission.source == "mail")))
 
 
-def test_an_order_in_a_sentence_is_applied_and_the_reading_echoed(rc: App) -> None:
+def test_an_order_in_a_sentence_is_applied_and_the_reading_echoed(rc: TestApp) -> None:
     """ "please put me down for use 3 if that's OK" ... "A human GM takes them"."""
     player_says(rc, "kelly", "Hi Flagman,\nplease put me down for use 3 if that's OK\nKelly")
     assert _filed(rc, "kelly") == ["USE 3"]
@@ -139,7 +138,7 @@ def test_an_order_in_a_sentence_is_applied_and_the_reading_echoed(rc: App) -> No
     assert "read as USE 3" in " ".join(body_of(answer).split())
 
 
-def test_a_negation_is_never_applied_and_the_answer_says_what_stands(rc: App) -> None:
+def test_a_negation_is_never_applied_and_the_answer_says_what_stands(rc: TestApp) -> None:
     """ "I won't use 3": nothing filed; no [ERROR] (nothing asked was refused); the default named."""
     player_says(rc, "kelly", "I won't use 3")
     assert _filed(rc, "kelly") == []
@@ -149,14 +148,14 @@ def test_a_negation_is_never_applied_and_the_answer_says_what_stands(rc: App) ->
     assert "if nothing arrives, you get" in text
 
 
-def test_a_hedged_order_is_offered_back_as_one_tap_links(rc: App) -> None:
+def test_a_hedged_order_is_offered_back_as_one_tap_links(rc: TestApp) -> None:
     player_says(rc, "kelly", "use 3 or use 4?")
     assert _filed(rc, "kelly") == []
     text = body_of(last(rc, ADDRESS["kelly"]))
     assert text.count("mailto:") == 2 and "subject=USE%203" in text and "subject=USE%204" in text
 
 
-def test_thanks_gets_no_error_and_restates_the_orders_on_file(rc: App) -> None:
+def test_thanks_gets_no_error_and_restates_the_orders_on_file(rc: TestApp) -> None:
     """ "Thanks, got it!" after orders is no error: the answer says her USE 3
     still stands."""
     player_says(rc, "anna", "USE 3")
@@ -169,14 +168,14 @@ def test_thanks_gets_no_error_and_restates_the_orders_on_file(rc: App) -> None:
         assert row is not None and (row.status, row.reason) == ("applied", "note")
 
 
-def test_a_friendly_note_is_not_refused_as_orders(rc: App) -> None:
+def test_a_friendly_note_is_not_refused_as_orders(rc: TestApp) -> None:
     """A friendly note is neither an error nor "not accepted"."""
     player_says(rc, "seb", "Good luck everyone, see you next turn")
     answer = last(rc, ADDRESS["seb"])
     assert not str(answer["Subject"]).startswith("[ERROR]") and "Not accepted" not in str(answer["Subject"])
 
 
-def test_a_plot_signed_with_the_players_bare_name_is_a_signature(rc: App) -> None:
+def test_a_plot_signed_with_the_players_bare_name_is_a_signature(rc: TestApp) -> None:
     """A valid plot signed with a bare name (the player's own) is filed, and nothing in
     it is "not understood"."""
     player_says(rc, "roger", "USE 4\n\nRoger")

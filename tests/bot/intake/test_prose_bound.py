@@ -8,15 +8,17 @@ timed."""
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import replace
 
 import pytest
 
-from bot.app import App
 from bot.intake import orders, prose
+from bot.testing import TestApp
 from rules import find_game
+from rules.api import AnyGame, GameState, OrderProblem, Parsed
 from rules.racecraft.game import Racecraft
+from rules.racecraft.model import Order, Race
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import body_of, last, player_says
 
@@ -31,15 +33,15 @@ def parses(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     calls: list[str] = []
     original = Racecraft.parse_orders
 
-    def counted(self: Racecraft, state: object, player: str, text: str) -> object:
+    def counted(self: Racecraft, state: Race, player: str, text: str) -> Parsed[Order]:
         calls.append(text)
-        return original(self, state, player, text)  # type: ignore[arg-type]
+        return original(self, state, player, text)
 
     monkeypatch.setattr(Racecraft, "parse_orders", counted)
     yield calls
 
 
-def test_two_thousand_lines_of_prose_are_read_within_the_bound(rc: App, parses: list[str]) -> None:
+def test_two_thousand_lines_of_prose_are_read_within_the_bound(rc: TestApp, parses: list[str]) -> None:
     player_says(rc, "anna", PROSE)
     # Each line holds one order word, so each line read costs at most MAX_PHRASE_WORDS parses
     # (a mail of any words: at most MAX_PROSE_WORDS * MAX_PHRASE_WORDS), beside the few parses
@@ -50,7 +52,7 @@ def test_two_thousand_lines_of_prose_are_read_within_the_bound(rc: App, parses: 
     assert len(answer.encode()) < 32_000
 
 
-def test_a_mail_past_the_hourly_limit_is_not_read_as_prose(rc: App, parses: list[str]) -> None:
+def test_a_mail_past_the_hourly_limit_is_not_read_as_prose(rc: TestApp, parses: list[str]) -> None:
     limit = 2
     rc.use_settings(replace(rc.settings, limits=replace(rc.settings.limits, mails_per_sender_per_hour=limit)))
     for _ in range(limit):
@@ -58,9 +60,16 @@ def test_a_mail_past_the_hourly_limit_is_not_read_as_prose(rc: App, parses: list
     read: list[int] = []
     original = prose.read
 
-    def counted(*args: object, **kwargs: object) -> prose.ProseResult:
+    def counted(
+        rules: AnyGame,
+        state: GameState,
+        seat: str,
+        text: str,
+        problems: Sequence[OrderProblem],
+        orders: Collection[str],
+    ) -> prose.ProseResult:
         read.append(1)
-        return original(*args, **kwargs)  # type: ignore[arg-type]
+        return original(rules, state, seat, text, problems, orders)
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(prose, "read", counted)

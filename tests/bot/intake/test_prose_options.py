@@ -13,9 +13,9 @@ import random
 import pytest
 from sqlalchemy import select
 
-from bot.app import App
 from bot.intake import prose
 from bot.models import OrderSubmission, Seat
+from bot.testing import TestApp
 from rules import find_game
 from rules.api import GameState
 from tests.bot import gm_helpers
@@ -76,7 +76,7 @@ def test_a_letter_in_a_sentence_is_no_order(line: str) -> None:
     assert (reading.applied, reading.offered, reading.note) == ((), (), True)
 
 
-def _filed(app: App, seat: str) -> list[str]:
+def _filed(app: TestApp, seat: str) -> list[str]:
     with app.db.read() as session:
         return list(
             session.scalars(
@@ -92,7 +92,7 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def test_by_mail_b_for_me_is_cruise_and_the_last_correction_counts(rc: App) -> None:
+def test_by_mail_b_for_me_is_cruise_and_the_last_correction_counts(rc: TestApp) -> None:
     gm_says(rc, "PROCESS rc1")  # to Turn 2: tactical, where B and C are orders
     player_says(rc, "seb", "Hi, B for me this turn\n-- \nSeb Smith\nsent from my phone")
     assert _filed(rc, "seb") == ["CRUISE"]
@@ -106,7 +106,7 @@ def test_by_mail_b_for_me_is_cruise_and_the_last_correction_counts(rc: App) -> N
     assert "read as USE 1, your correction: USE 2 before it is not taken" in _flat(body_of(answer))
 
 
-def test_a_hedge_is_answered_with_its_line_quoted_once(rc: App) -> None:
+def test_a_hedge_is_answered_with_its_line_quoted_once(rc: TestApp) -> None:
     """ "use 2 or 3, whatever you think" was answered with the line quoted three times, once per
     thing said of it: quoted once, each offer a one-tap link under it, and the words not read."""
     player_says(rc, "seb", "use 2 or 3, whatever you think")
@@ -116,7 +116,7 @@ def test_a_hedge_is_answered_with_its_line_quoted_once(rc: App) -> None:
     assert 'not read as an order: "whatever you think"' in _flat(text)
 
 
-def test_each_one_tap_link_stands_on_its_own_line_under_a_short_label(gapp: App) -> None:
+def test_each_one_tap_link_stands_on_its_own_line_under_a_short_label(gapp: TestApp) -> None:
     """The hedge's one-tap links (~200 characters in Speed Circuit) ran inside a sentence ("to
     send SPEED 40 ..., tap mailto:..."). Each is a line of its own, whole, under a label that
     ends "tap:", as the other one-tap blocks are; no other line passes 78 characters."""

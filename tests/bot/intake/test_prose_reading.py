@@ -8,17 +8,20 @@ think" offered only USE 2; "speed 100 if legal, otherwise 80" refused without of
 from __future__ import annotations
 
 import random
+from typing import cast
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
 
-from bot.app import App
 from bot.games.turns import PlayerSpec, create_game
 from bot.intake import prose
 from bot.models import OrderSubmission
+from bot.testing import TestApp
 from rules import find_game
-from rules.api import AnyGame, GameState
+from rules.api import AnyGame, GameState, Parsed
+from rules.racecraft.game import Racecraft
+from rules.racecraft.model import Order, Race
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, GM, body_of, last, one_lap_race, player_says
 
@@ -72,30 +75,27 @@ def test_the_reading_of_a_mail_is_bounded_before_it_starts() -> None:
 def test_the_parser_is_tried_at_most_max_parses_times_for_one_mail() -> None:
     calls = 0
 
-    class Counting:
-        def __getattr__(self, name: str) -> object:
-            return getattr(RACECRAFT, name)
-
-        def parse_orders(self, state: GameState, seat: str, text: str) -> object:
+    class Counting(Racecraft):  # held as the shell holds a game (rules.find_game): AnyGame
+        def parse_orders(self, state: Race, player: str, text: str) -> Parsed[Order]:
             nonlocal calls
             calls += 1
-            return RACECRAFT.parse_orders(state, seat, text)
+            return super().parse_orders(state, player, text)
 
     text = "\n".join(["use use use use use use use use use use use 3 4"] * prose.MAX_PROSE_LINES)
     parsed = RACECRAFT.parse_orders(RC_STATE, "a", text)
-    prose.read(Counting(), RC_STATE, "a", text, parsed.problems, {"USE"})  # type: ignore[arg-type]
+    prose.read(cast(AnyGame, Counting()), RC_STATE, "a", text, parsed.problems, {"USE"})
     assert 0 < calls <= prose.MAX_PARSES
 
 
 # -- the mails ---------------------------------------------------------------------------------
 
 
-def _filed(app: App) -> list[str]:
+def _filed(app: TestApp) -> list[str]:
     with app.db.read() as session:
         return list(session.scalars(select(OrderSubmission.text).where(OrderSubmission.source == "mail")))
 
 
-def test_the_colour_and_the_start_are_taken_and_the_unread_words_named(gapp: App) -> None:
+def test_the_colour_and_the_start_are_taken_and_the_unread_words_named(gapp: TestApp) -> None:
     with gapp.db.transaction() as session:
         create_game(
             gapp.shell,
@@ -120,14 +120,14 @@ def test_the_colour_and_the_start_are_taken_and_the_unread_words_named(gapp: App
     assert 'not read as an order: "and I hope the weather holds"' in text
 
 
-def test_use_2_or_3_offers_both_as_one_tap_links(rc: App) -> None:
+def test_use_2_or_3_offers_both_as_one_tap_links(rc: TestApp) -> None:
     player_says(rc, "seb", "use 2 or 3, whatever you think")
     assert _filed(rc) == []
     text = body_of(last(rc, ADDRESS["seb"]))
     assert "subject=USE%202" in text and "subject=USE%203" in text
 
 
-def test_the_stated_fallback_is_taken_with_the_reading_echoed(gapp: App) -> None:
+def test_the_stated_fallback_is_taken_with_the_reading_echoed(gapp: TestApp) -> None:
     """Race turn 1, from a standstill: SPEED 100 is not allowed; the player said 40 otherwise."""
     one_lap_race(gapp, ("kelly", "seb"))
     player_says(gapp, "seb", "speed 100 if legal, otherwise 40", game="sc1")
@@ -136,7 +136,7 @@ def test_the_stated_fallback_is_taken_with_the_reading_echoed(gapp: App) -> None
     assert "read as SPEED 40, the fallback you gave: SPEED 100 is not allowed now" in text
 
 
-def test_a_fallback_not_allowed_either_is_said_with_its_reason(gapp: App) -> None:
+def test_a_fallback_not_allowed_either_is_said_with_its_reason(gapp: TestApp) -> None:
     """docs/DESIGN.md 9: "the first choice is applied when the game allows it now, else the
     fallback when it does". From a standstill neither 100 nor 80 is allowed (80 needs PUSH
     YES): the answer listed 'not read as an order: "otherwise 80"', as if the fallback had not
@@ -149,7 +149,7 @@ def test_a_fallback_not_allowed_either_is_said_with_its_reason(gapp: App) -> Non
     assert 'not read as an order: "otherwise 80"' not in text, text
 
 
-def test_the_first_choice_is_taken_when_it_is_allowed(gapp: App) -> None:
+def test_the_first_choice_is_taken_when_it_is_allowed(gapp: TestApp) -> None:
     one_lap_race(gapp, ("kelly", "seb"))
     player_says(gapp, "kelly", "speed 40 if possible, otherwise 20", game="sc1")
     assert _filed(gapp) == ["SPEED 40"]
@@ -164,23 +164,20 @@ def test_any_mail_is_read_within_its_bounds(text: str) -> None:
     and never applies a phrase it read as negated."""
     calls = 0
 
-    class Counting:
-        def __getattr__(self, name: str) -> object:
-            return getattr(RACECRAFT, name)
-
-        def parse_orders(self, state: GameState, seat: str, text: str) -> object:
+    class Counting(Racecraft):  # held as the shell holds a game (rules.find_game): AnyGame
+        def parse_orders(self, state: Race, player: str, text: str) -> Parsed[Order]:
             nonlocal calls
             calls += 1
-            return RACECRAFT.parse_orders(state, seat, text)
+            return super().parse_orders(state, player, text)
 
     parsed = RACECRAFT.parse_orders(RC_STATE, "a", text)
-    result = prose.read(Counting(), RC_STATE, "a", text, parsed.problems, {"USE"})  # type: ignore[arg-type]
+    result = prose.read(cast(AnyGame, Counting()), RC_STATE, "a", text, parsed.problems, {"USE"})
     assert calls <= prose.MAX_PARSES
     assert len(result.readings) <= prose.MAX_PROSE_LINES
     assert all(not (r.applied and r.negated) for r in result.readings)
 
 
-def test_an_order_word_of_another_turn_in_prose_is_the_word_named(gapp: App) -> None:
+def test_an_order_word_of_another_turn_in_prose_is_the_word_named(gapp: TestApp) -> None:
     """speed-circuit.md: tyres are chosen on the design turn (TYRES) and changed with PIT. In a
     race turn "Oops, forgot: TYRES 1" was refused with "'OOPS' is not an order", naming the
     word of the prose; the answer names the order word and the game's reason for it."""

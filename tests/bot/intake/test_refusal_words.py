@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.app import App
 from bot.games.turns import PlayerSpec, create_game
-from bot.testing import body_of
+from bot.testing import TestApp, body_of
 from tests.bot.gm_helpers import GM, last, new_app, player_says
 
 
-def _speed_circuit(tmp_path: Path) -> App:
+def _speed_circuit(tmp_path: Path) -> TestApp:
     app = new_app(tmp_path)
     players = tuple(PlayerSpec(s, f"{s}@example.org", s.title()) for s in ("ann", "bob", "cat"))
     with app.db.transaction() as session:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from bot.app import App
 from bot.games.turns import PlayerSpec, create_game
 from bot.models import OrderSubmission
+from bot.testing import TestApp
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, GM, body_of, last, one_lap_race, player_says
 
@@ -22,12 +22,12 @@ def _flat(text: str) -> str:
     return " ".join(text.split())
 
 
-def _filed(app: App) -> list[str]:
+def _filed(app: TestApp) -> list[str]:
     with app.db.read() as session:
         return list(session.scalars(select(OrderSubmission.text).order_by(OrderSubmission.id)))
 
 
-def _speedphreakz(app: App) -> None:
+def _speedphreakz(app: TestApp) -> None:
     with app.db.transaction() as session:
         create_game(
             app.shell,
@@ -42,7 +42,7 @@ def _speedphreakz(app: App) -> None:
     app.service.send()
 
 
-def test_a_colour_another_seat_asked_for_first_is_refused_naming_who_and_what_is_free(gapp: App) -> None:
+def test_a_colour_another_seat_asked_for_first_is_refused_naming_who_and_what_is_free(gapp: TestApp) -> None:
     """ "I'd like the green car please. Start on 3,5 facing north. Round 1 F3" from kelly, after
     seb's "COLOUR green": the start and the round are taken, the colour refused with who has
     it and the colours free."""
@@ -64,7 +64,7 @@ def test_a_colour_another_seat_asked_for_first_is_refused_naming_who_and_what_is
     assert _filed(gapp)[-1] == "COLOUR red"
 
 
-def test_a_path_the_car_cannot_drive_is_refused_at_intake(gapp: App) -> None:
+def test_a_path_the_car_cannot_drive_is_refused_at_intake(gapp: TestApp) -> None:
     one_lap_race(gapp, ("kelly", "seb"))
     player_says(gapp, "kelly", "SPEED 40\nPATH C C", game="sc1")
     assert _filed(gapp)[-1] == "SPEED 40"
@@ -72,7 +72,7 @@ def test_a_path_the_car_cannot_drive_is_refused_at_intake(gapp: App) -> None:
     assert "PATH C C cannot be driven: from A74 the 1st space entered is in lane A or B, not C" in text, text
 
 
-def test_orders_taken_beside_a_refused_line_are_answered_as_done_in_part(gapp: App) -> None:
+def test_orders_taken_beside_a_refused_line_are_answered_as_done_in_part(gapp: TestApp) -> None:
     """mail-interface.md, one answer in sections: "what was done, what was not understood (with
     the reason)". kelly's set-up with a colour seb holds and a NOWAIT: her START and ROUND 1 are
     on file, so her confirmation is not filed under "Not done" (it was, beside the NOWAIT's

@@ -12,10 +12,9 @@ from datetime import timedelta
 
 from sqlalchemy import select
 
-from bot.app import App
 from bot.mail_in.auth import signed_address
 from bot.models import InboundMessage, OrderSubmission
-from bot.testing import body_of, plain_mail, reply_to
+from bot.testing import TestApp, body_of, plain_mail, reply_to
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, BOT, cycle, last, mails, player_says, turns
 from tests.helpers import fake_inbox, moving_clock
@@ -24,14 +23,14 @@ gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 SEATS = ("kelly", "seb", "steve", "roger", "anna")
 
 
-def _resolve_turn_1(app: App) -> None:
+def _resolve_turn_1(app: TestApp) -> None:
     moving_clock(app).advance(timedelta(minutes=30))  # the sheets went out at the start
     for seat in SEATS:
         player_says(app, seat, "USE 2")  # every order in: the turn resolves early
     assert turns(app)[0].resolved_at is not None and len(turns(app)) == 2
 
 
-def _steve_orders(app: App) -> list[tuple[int, str]]:
+def _steve_orders(app: TestApp) -> list[tuple[int, str]]:
     with app.db.read() as session:
         return [
             (t, x)
@@ -43,7 +42,7 @@ def _steve_orders(app: App) -> list[tuple[int, str]]:
         ]
 
 
-def test_a_late_reply_to_the_turn_1_sheet_is_not_taken_for_turn_2(rc: App) -> None:
+def test_a_late_reply_to_the_turn_1_sheet_is_not_taken_for_turn_2(rc: TestApp) -> None:
     """ "After Turn 1 resolved, Steve replied to the Turn 1 sheet ... with USE 8, meant for the
     start. It was silently taken for Turn 2": now nothing is filed, the answer names both turns,
     and a one-tap link carries the same orders for the open turn."""
@@ -78,7 +77,7 @@ def test_a_late_reply_to_the_turn_1_sheet_is_not_taken_for_turn_2(rc: App) -> No
     assert [turn for turn, _ in _steve_orders(rc)] == [turns(rc)[1].id]
 
 
-def test_a_reply_to_the_results_orders_for_the_turn_they_open(rc: App) -> None:
+def test_a_reply_to_the_results_orders_for_the_turn_they_open(rc: TestApp) -> None:
     """The results of Turn 1 come with the sheet of Turn 2: a reply to them is for Turn 2."""
     _resolve_turn_1(rc)
     results = next(m for m in mails(rc, ADDRESS["steve"]) if "Results of Turn 1" in str(m["Subject"]))
@@ -87,7 +86,7 @@ def test_a_reply_to_the_results_orders_for_the_turn_they_open(rc: App) -> None:
     assert [turn for turn, _ in _steve_orders(rc)] == [turns(rc)[1].id]
 
 
-def test_the_turn_label_in_a_replys_subject_binds_it_when_the_headers_are_gone(rc: App) -> None:
+def test_the_turn_label_in_a_replys_subject_binds_it_when_the_headers_are_gone(rc: TestApp) -> None:
     """A client that dropped In-Reply-To and References: the subject still names Turn 1."""
     subject = next(str(m["Subject"]) for m in mails(rc, ADDRESS["steve"]) if "Turn 1 of 5" in str(m["Subject"]))
     _resolve_turn_1(rc)
@@ -104,7 +103,7 @@ def test_the_turn_label_in_a_replys_subject_binds_it_when_the_headers_are_gone(r
     assert _steve_orders(rc) == [] and "is over" in str(last(rc, ADDRESS["steve"])["Subject"])
 
 
-def test_a_mail_that_names_no_turn_goes_to_the_open_turn(rc: App) -> None:
+def test_a_mail_that_names_no_turn_goes_to_the_open_turn(rc: TestApp) -> None:
     """A new mail to the reply address, no reply headers, no turn in its subject: the open turn."""
     _resolve_turn_1(rc)
     fake_inbox(rc).deliver(
@@ -120,7 +119,7 @@ def test_a_mail_that_names_no_turn_goes_to_the_open_turn(rc: App) -> None:
     assert [turn for turn, _ in _steve_orders(rc)] == [turns(rc)[1].id]
 
 
-def test_a_reply_to_a_confirmation_of_the_open_turn_is_taken(rc: App) -> None:
+def test_a_reply_to_a_confirmation_of_the_open_turn_is_taken(rc: TestApp) -> None:
     """The common case is unchanged: a reply to a mail of the turn open now (its confirmation)."""
     _resolve_turn_1(rc)
     player_says(rc, "steve", "USE 3")
@@ -132,7 +131,7 @@ def test_a_reply_to_a_confirmation_of_the_open_turn_is_taken(rc: App) -> None:
     assert [turn for turn, _ in _steve_orders(rc)] == [turns(rc)[1].id]
 
 
-def test_a_reply_to_the_confirmation_that_completed_a_turn_is_not_taken_for_the_next(rc: App) -> None:
+def test_a_reply_to_the_confirmation_that_completed_a_turn_is_not_taken_for_the_next(rc: TestApp) -> None:
     """Played by mail (playfix L1): the confirmation of the orders that complete a turn ("Yours
     were the last orders: the turn is resolved") is queued at the very moment the next turn
     opens, so its time alone cannot tell which turn it answers: a reply to it ("Sorry, USE 1

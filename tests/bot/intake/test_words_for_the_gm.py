@@ -13,10 +13,10 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select
 
-from bot.app import App
 from bot.commands.grammar import ForTheGm, for_the_gm, is_courtesy
 from bot.gm import digest
 from bot.models import GmAttention, OrderSubmission
+from bot.testing import TestApp
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, GM, body_of, gm_says, last, mails, one_lap_race, player_says
 
@@ -50,7 +50,7 @@ def test_a_greeting_that_carries_words_for_the_gm_is_no_courtesy() -> None:
     assert not is_courtesy("Thanks! Can I pit twice in one lap?")
 
 
-def test_a_farewell_reaches_the_gm_and_the_player_is_asked_whether_they_meant_resign(gapp: App) -> None:
+def test_a_farewell_reaches_the_gm_and_the_player_is_asked_whether_they_meant_resign(gapp: TestApp) -> None:
     one_lap_race(gapp, ("kelly", "seb"))
     before = len(mails(gapp, GM))
     player_says(gapp, "kelly", "I have to drop out, family stuff", game="sc1")
@@ -66,7 +66,7 @@ def test_a_farewell_reaches_the_gm_and_the_player_is_asked_whether_they_meant_re
         assert not session.scalars(select(OrderSubmission.id).where(OrderSubmission.source == "mail")).all()
 
 
-def test_a_rules_question_reaches_the_gm_and_gets_no_error_nor_a_one_tap_link(gapp: App) -> None:
+def test_a_rules_question_reaches_the_gm_and_gets_no_error_nor_a_one_tap_link(gapp: TestApp) -> None:
     """ "How does SLIP work? Can I slip behind seb?" was refused as orders, [ERROR] 'HOW' is not
     an order."""
     one_lap_race(gapp, ("kelly", "seb"))
@@ -78,14 +78,14 @@ def test_a_rules_question_reaches_the_gm_and_gets_no_error_nor_a_one_tap_link(ga
     assert "> How does SLIP work? Can I slip behind seb?" in _flat(body_of(last(gapp, GM)))
 
 
-def test_words_for_the_gm_beside_orders_go_to_the_gm_and_the_orders_are_taken(rc: App) -> None:
+def test_words_for_the_gm_beside_orders_go_to_the_gm_and_the_orders_are_taken(rc: TestApp) -> None:
     player_says(rc, "seb", "USE 3\nDear GM, I'll be away next week")
     text = _flat(body_of(last(rc, ADDRESS["seb"])))
     assert "Understood for" in text and "> USE 3" in text and "words for the GM, passed on to the GM" in text
     assert "> Dear GM, I'll be away next week" in _flat(body_of(last(rc, GM)))
 
 
-def test_the_gms_notice_names_how_the_seat_takes_part_in_the_games_own_word(rc: App) -> None:
+def test_the_gms_notice_names_how_the_seat_takes_part_in_the_games_own_word(rc: TestApp) -> None:
     """racecraft.md: a race of runners. The GM's notice of a Racecraft question read "Roger, who
     drives roger in rc1"; it says the game's own verb (templates/<game>/vocabulary.toml): the
     runner runs, the car is driven."""
@@ -97,13 +97,13 @@ def test_the_gms_notice_names_how_the_seat_takes_part_in_the_games_own_word(rc: 
     assert "who drives as kelly in sc1" in _flat(body_of(last(rc, GM)))
 
 
-def test_the_digest_and_a_gms_status_list_what_needs_attention_at_the_top(rc: App) -> None:
+def test_the_digest_and_a_gms_status_list_what_needs_attention_at_the_top(rc: TestApp) -> None:
     player_says(rc, "kelly", "What happens if I run out of EP?")
     gm_says(rc, "STATUS rc1")
     status = body_of(last(rc, GM))
     assert "Needs your attention:" in status and "kelly: a question for you" in status
     assert status.index("Needs your attention:") < status.index("== rc1")
-    rc.clock.advance(timedelta(minutes=5))  # type: ignore[attr-defined]
+    rc.clock.advance(timedelta(minutes=5))
     assert digest.send_due_digests(rc.shell, force=True) == 1
     rc.service.send()
     body = body_of(last(rc, GM))
@@ -134,9 +134,9 @@ def test_a_question_about_the_game_offers_no_word_as_an_order() -> None:
     assert reading.offered == ("COLOUR red", "COLOUR blue")
 
 
-def test_orders_that_came_too_late_need_the_gms_attention(rc: App) -> None:
+def test_orders_that_came_too_late_need_the_gms_attention(rc: TestApp) -> None:
     """The attention block lists orders lost as well as words: a mail after the deadline."""
-    rc.clock.advance(timedelta(hours=49))  # type: ignore[attr-defined]
+    rc.clock.advance(timedelta(hours=49))
     player_says(rc, "kelly", "USE 3")
     assert any("Too late for" in str(m["Subject"]) for m in mails(rc, ADDRESS["kelly"]))
     gm_says(rc, "STATUS rc1")

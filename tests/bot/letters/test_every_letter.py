@@ -17,9 +17,8 @@ from __future__ import annotations
 import re
 from email.message import EmailMessage
 
-from bot.app import App
 from bot.games.turns import create_game
-from bot.testing import reply_to
+from bot.testing import TestApp, reply_to
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import (
     BOT,
@@ -43,7 +42,7 @@ BARE_LINK = re.compile(r"\s*(mailto:|https?://)\S+")
 ITEM = re.compile(r" {0,3}[-*] ")
 
 
-def _play(app: App) -> None:
+def _play(app: TestApp) -> None:
     """The scenario: rc1 (the `rc` fixture) and a Speed Circuit race, through their letters."""
     player_says(app, "kelly", "use 2 or 3, whatever you think")
     player_says(app, "seb", "What happens if I run out of EP?")
@@ -82,7 +81,7 @@ def _laid_out(line: str) -> bool:
     return not text or text[0].isspace() or text.startswith(">") or "   " in text
 
 
-def test_every_letter_signs_off_and_keeps_its_running_text_within_78_columns(rc: App) -> None:
+def test_every_letter_signs_off_and_keeps_its_running_text_within_78_columns(rc: TestApp) -> None:
     _play(rc)
     every = mails(rc)
     assert len(every) > 100

@@ -4,6 +4,7 @@ line ends the text (`bot.mail_out.render.tidy`); a table prints one row a line."
 from __future__ import annotations
 
 import re
+from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
@@ -24,8 +25,8 @@ _GAMES = {
 }
 
 
-def _text(mail: object) -> str:
-    return body_of(mail).replace("\r\n", "\n")  # type: ignore[arg-type]
+def _text(mail: EmailMessage) -> str:
+    return body_of(mail).replace("\r\n", "\n")
 
 
 @pytest.mark.parametrize("kind", sorted(_GAMES))

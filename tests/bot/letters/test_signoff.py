@@ -5,21 +5,22 @@ as the bot with its address."""
 from __future__ import annotations
 
 import re
+from email.message import EmailMessage
 
-from bot.app import App
+from bot.testing import TestApp
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, GM, body_of, gm_says, mails, player_says, stranger_says
 
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 
 
-def _signoff(mail: object) -> str:
-    lines = body_of(mail).replace("\r\n", "\n").rstrip("\n").split("\n")  # type: ignore[arg-type]
+def _signoff(mail: EmailMessage) -> str:
+    lines = body_of(mail).replace("\r\n", "\n").rstrip("\n").split("\n")
     assert "-- " in lines, lines
     return "\n".join(lines[len(lines) - lines[::-1].index("-- ") :])
 
 
-def test_every_letter_of_a_game_signs_the_same_as_its_race_director(rc: App) -> None:
+def test_every_letter_of_a_game_signs_the_same_as_its_race_director(rc: TestApp) -> None:
     """Signatures differed between letters of one game: "Flagman, race director for rc1. Times
     ..." under a turn sheet, "Flagman <flagman@example.org>" under a notice or a GM command's
     answer. Every letter about rc1, to a player or to its GM (sheets, confirmations, refusals,
@@ -46,7 +47,7 @@ def test_every_letter_of_a_game_signs_the_same_as_its_race_director(rc: App) -> 
     assert len({str(m["Subject"]) for m in mails(rc, ADDRESS["kelly"])}) >= 5
 
 
-def test_a_letter_about_no_game_signs_as_the_bot_with_its_address(gapp: App) -> None:
+def test_a_letter_about_no_game_signs_as_the_bot_with_its_address(gapp: TestApp) -> None:
     stranger_says(gapp, "zoe@example.org", "HELP")
     (answer,) = mails(gapp, "zoe@example.org")
     assert _signoff(answer) == "Flagman <flagman@example.org>", body_of(answer)

@@ -8,12 +8,13 @@ order-like lines ("USE 3", "ROUND 4: F1 F2"); the reply itself orders "USE 2" an
 
 from __future__ import annotations
 
-import time
+import functools
 from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
 
+from bench.budgets import big_attachment, big_html, line_filter_texts, nested_border_divs, quote_then_answer
 from bot.mail_in.parse import (
     MAX_ADDRESSES_PER_FIELD,
     MAX_AUTH_RESULTS,
@@ -33,21 +34,30 @@ from bot.mail_in.parse import (
     parse_inbound,
     strip_quotes,
 )
+from tests.bot.mail_in.pattern_work import PatternWork, work_of
 
 MAIL = Path(__file__).resolve().parents[2] / "data" / "mail"
 OWN = ("flagman@example.org",)
 ORDERS = "USE 2\nROUND 5: F3 F4"
 LEAKS = ("USE 3", "ROUND 4", "F1 F2", "turn 4 results", "Deadline", "wrote", "From:", "Flagman <")
 
-# The bound on the CPU time of the pathological inputs below: linear work on them takes tens of
-# milliseconds, and a pattern that backtracks takes minutes (as the ones hostile testing found did), so
-# a bound far above the first and far below the second decides without depending on how busy
-# the machine is (`python -m bench --only hostile` measures the hostile header sections).
-PATHOLOGICAL_CPU_SECONDS = 5.0
+# The texts built to make the reader's patterns backtrack are judged by what the patterns are
+# given (tests/bot/mail_in/pattern_work.py), not by a clock: how long they take is
+# `python -m bench --only budgets` ("hostile-text", the same texts), and the hostile header
+# sections are `python -m bench --only hostile`.
+# At the ends of a text a line more or less is read: what "twice the work" allows beyond 2x.
+ENDS = 16
 
 
-def parse_fixture(name: str, **kwargs: object) -> Inbound:
-    return parse_inbound((MAIL / name).read_bytes(), own_addresses=OWN, **kwargs)  # type: ignore[arg-type]
+def assert_linear(small: PatternWork, big: PatternWork) -> None:
+    """On an input twice the size, the patterns were called at most twice as often and given at
+    most twice the characters: their work grows with the input, not faster."""
+    assert big.calls <= 2 * small.calls + ENDS, (small, big)
+    assert big.chars <= 2 * small.chars + ENDS * big.longest, (small, big)
+
+
+def parse_fixture(name: str, *, loop_value: str | None = None) -> Inbound:
+    return parse_inbound((MAIL / name).read_bytes(), own_addresses=OWN, loop_value=loop_value)
 
 
 def mail(headers: str, body: str = "USE 2\n") -> bytes:
@@ -248,11 +258,12 @@ def test_html_rule_inside_a_quote_does_not_cut_the_answer_below() -> None:
 
 
 def test_html_nested_border_top_divs_stay_linear() -> None:
-    """Thousands of nested border-top divs (hostile HTML) are checked on bounded text only."""
-    markup = "<div style='border-top:1px'>x" * 3000 + "USE 2" + "</div>" * 3000
-    start = time.process_time()
-    html_to_text(markup)
-    assert time.process_time() - start < PATHOLOGICAL_CPU_SECONDS
+    """Thousands of nested border-top divs (hostile HTML) are checked on bounded text only: the
+    quoted-header pattern is given the first 200 characters of a div (`_leading_text`), never
+    all the text inside it, and twice the nesting gives the patterns at most twice the work."""
+    small, big = (work_of(functools.partial(html_to_text, nested_border_divs(depth))) for depth in (1500, 3000))
+    assert 0 < big.by_pattern["_HEADER_START_RE"].longest <= 200
+    assert_linear(small, big)
 
 
 def test_html_that_lxml_cannot_read_still_gives_text() -> None:
@@ -502,9 +513,6 @@ def test_deeply_nested_mime_keeps_the_headers() -> None:
     assert (inbound.sender, inbound.message_id) == ("roger@example.net", "deep@x")
 
 
-# Timing tests measure this process's CPU time, not wall time: the machine is shared.
-
-
 def test_hundred_thousand_lines_are_cut_and_the_quote_left_out() -> None:
     """performance.md / testing.md: a 100,000-line mail must not stall the poll: its text is cut
     (and flagged) at 2,000 lines, its quoted lines left out. Its cost (0.5 s of CPU at most) is
@@ -517,49 +525,43 @@ def test_hundred_thousand_lines_are_cut_and_the_quote_left_out() -> None:
 
 
 def test_hundred_thousand_quoted_lines_then_a_bottom_post() -> None:
-    """A huge quote is walked in linear time and the answer below it is found."""
-    raw = mail(PLAIN_HEADERS, "On Mon, GM wrote:\n" + "> USE 3\n" * 100_000 + "\nUSE 2\n")
-    start = time.process_time()
-    inbound = parse_inbound(raw, own_addresses=OWN)
-    assert time.process_time() - start < PATHOLOGICAL_CPU_SECONDS
-    assert inbound.text == "USE 2"
+    """A huge quote is walked line by line and the answer below it is found: a quote twice as
+    long gives the patterns at most twice the work (a quoted line is passed over before any
+    pattern sees it)."""
+    small, big = (
+        work_of(functools.partial(parse_inbound, quote_then_answer(lines), own_addresses=OWN))
+        for lines in (50_000, 100_000)
+    )
+    assert_linear(small, big)
+    assert parse_inbound(quote_then_answer(), own_addresses=OWN).text == "USE 2"
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        ("On " + "wrote x" * 140 + ":\n") * 5000,
-        ("Am " + "x" * 500 + " schrieb " + "y" * 480 + ":\n") * 5000,
-        "abc:\n" * 100_000,
-        "On x\n" * 100_000,
-        "Sent fro\n" * 100_000,
-        "From: x\nnope\n" * 50_000,
-    ],
-    ids=["verbs", "far-verb", "colons", "start-words", "near-signatures", "from-lines"],
-)
-def test_line_filter_has_no_pathological_input(text: str) -> None:
-    """Lines built to make the attribution, header and signature patterns backtrack stay fast."""
-    start = time.process_time()
-    strip_quotes(text)
-    assert time.process_time() - start < PATHOLOGICAL_CPU_SECONDS
+@pytest.mark.parametrize("case", list(line_filter_texts(1)))
+def test_line_filter_has_no_pathological_input(case: str) -> None:
+    """Lines built to make the attribution, header and signature patterns backtrack: a pattern
+    is given one line, or an attribution wrapped over two, never the rest of the text; twice
+    the lines give the patterns at most twice the work."""
+    small, big = line_filter_texts(250)[case], line_filter_texts(500)[case]
+    small_work, big_work = work_of(lambda: strip_quotes(small)), work_of(lambda: strip_quotes(big))
+    assert 0 < big_work.longest <= 2 * max(len(line) for line in big.split("\n")) + 1
+    assert_linear(small_work, big_work)
 
 
 def test_five_megabyte_mails() -> None:
-    """A 5 MB attachment is not decoded; a 5 MB HTML body is cut and flagged, quickly."""
-    attachment = (
-        b"From: roger@example.net\nContent-Type: multipart/mixed; boundary=B\n\n--B\nContent-Type: text/plain\n\nUSE 2\n"
-        b"--B\nContent-Type: application/octet-stream\nContent-Transfer-Encoding: base64\n\n"
-        + b"QUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFBQUFB\n" * 75_000
-        + b"--B--\n"
-    )
-    markup = b"From: roger@example.net\nContent-Type: text/html\n\n" + b"<div>USE 2 <b>x</b></div>" * 200_000
-    for raw in (attachment, markup):
-        assert len(raw) >= 5_000_000
-        start = time.process_time()
-        inbound = parse_inbound(raw, own_addresses=OWN)
-        assert time.process_time() - start < PATHOLOGICAL_CPU_SECONDS
+    """A 5 MB attachment is not decoded; a 5 MB HTML body is cut and flagged: the patterns are
+    given exactly as much for the same mail at 10 MB (what they see is bounded, not the mail)."""
+
+    def parsed(raw: bytes) -> tuple[Inbound, PatternWork]:
+        with_work: list[Inbound] = []
+        work = work_of(lambda: with_work.append(parse_inbound(raw, own_addresses=OWN)))
+        return with_work[0], work
+
+    for build in (big_attachment, big_html):
+        (inbound, five), (_, ten) = parsed(build(5)), parsed(build(10))
+        assert len(build(5)) >= 5_000_000
+        assert five.calls and ten.by_pattern == five.by_pattern
         assert inbound.text.startswith("USE 2")
-    assert parse_inbound(markup, own_addresses=OWN).truncated
+    assert parse_inbound(big_html(5), own_addresses=OWN).truncated
 
 
 # The parser's throughput on these fixtures (over 1,000 mails a second: performance.md, the whole

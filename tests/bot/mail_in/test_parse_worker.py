@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -21,7 +20,6 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from bot.app import App
 from bot.db import Database
 from bot.mail_in.inbox import Folder, RawMail
 from bot.mail_in.parse_worker import (
@@ -35,9 +33,9 @@ from bot.mail_in.parse_worker import (
 from bot.mail_out.render import Renderer
 from bot.models import InboundMessage, Outbox
 from bot.settings import DatabaseSettings, InboxSettings
-from bot.testing import FakeClock, FakeInbox, FakeMailer, plain_mail
+from bot.testing import FakeClock, FakeInbox, FakeMailer, TestApp, plain_mail
 from tests.bot.conftest import BOT, GM, RACERS, make_settings
-from tests.helpers import fresh_database
+from tests.helpers import fresh_database, wait_until
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -135,7 +133,7 @@ def _handled(tmp_path: Path, parser_name: str) -> tuple[list[tuple[str, str, str
     )
     parser = WorkerParser() if parser_name == "worker" else InlineParser()
     inbox = FakeInbox(max_size=settings.limits.max_mail_bytes)
-    app = App(
+    app = TestApp(
         settings=settings,
         db=Database(settings.database_url),
         clock=FakeClock(),
@@ -230,7 +228,5 @@ def test_the_worker_ends_when_the_service_is_killed(tmp_path: Path) -> None:
     finally:
         owner.kill()
         owner.wait()
-    deadline = time.monotonic() + 120  # an upper bound for a busy machine; the worker checks every second
-    while any(_running(pid) for pid in pids) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not any(_running(pid) for pid in pids), "the parse worker outlived the service"
+    # the worker checks every second that its service lives; 120 s bounds a busy machine's delay
+    wait_until(lambda: not any(_running(pid) for pid in pids), "the parse worker outlived the service", 120)

@@ -19,14 +19,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.app import App
 from bot.games import preferences
 from bot.mail_out import calendar as ical
 from bot.mail_out import compose as mailout
 from bot.mail_out.render import RenderedMail
-from bot.models import Player, Turn
+from bot.models import Game, Player, Turn
 from bot.schedules import format_local
 from bot.settings import Settings, parse_settings
+from bot.testing import TestApp
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, START, cycle, gm_says, mails, player_says, turns
 from tests.helpers import fake_inbox, moving_clock
@@ -60,7 +60,7 @@ def event_of(cal: icalendar.Calendar) -> icalendar.Event:
     return events[0]
 
 
-def latest_calendar(app: App, seat: str) -> tuple[EmailMessage, icalendar.Calendar]:
+def latest_calendar(app: TestApp, seat: str) -> tuple[EmailMessage, icalendar.Calendar]:
     for msg in reversed(mails(app, ADDRESS[seat])):
         found = calendars(msg)
         if found:
@@ -68,7 +68,7 @@ def latest_calendar(app: App, seat: str) -> tuple[EmailMessage, icalendar.Calend
     raise AssertionError(f"no calendar object in any mail to {seat}")
 
 
-def test_the_turn_sheet_carries_the_deadline_in_the_recipients_zone(rc: App) -> None:
+def test_the_turn_sheet_carries_the_deadline_in_the_recipients_zone(rc: TestApp) -> None:
     """RFC 5546 REQUEST: one VEVENT, DTSTART the turn's deadline (in UTC, so every client shows
     it in its own zone), the recipient's zone named with the local time the mail shows; the
     bot the organizer, the recipient the only attendee, nothing to answer (RSVP=FALSE)."""
@@ -98,14 +98,14 @@ def test_the_turn_sheet_carries_the_deadline_in_the_recipients_zone(rc: App) -> 
     assert len(uids) == 1, "one event per game and turn: the same UID for every player"
 
 
-def test_the_gm_copy_and_the_answers_carry_no_calendar(rc: App) -> None:
+def test_the_gm_copy_and_the_answers_carry_no_calendar(rc: TestApp) -> None:
     """Only the players' turn sheets: the GM's copy and an answer to a mail carry none."""
     assert all(not calendars(m) for m in mails(rc, gm_helpers.GM))
     player_says(rc, "seb", "USE 3")
     assert not calendars(mails(rc, ADDRESS["seb"])[-1])
 
 
-def test_an_alarm_at_each_reminder_mark(rc: App) -> None:
+def test_an_alarm_at_each_reminder_mark(rc: TestApp) -> None:
     """A VALARM at each mark of the game's reminder schedule (24h and 2h before the deadline)."""
     _, cal = latest_calendar(rc, "kelly")
     triggers = sorted(alarm.decoded("TRIGGER") for alarm in event_of(cal).walk("VALARM"))
@@ -113,7 +113,7 @@ def test_an_alarm_at_each_reminder_mark(rc: App) -> None:
     assert all(str(alarm["ACTION"]) == "DISPLAY" for alarm in event_of(cal).walk("VALARM"))
 
 
-def test_extend_and_deadline_update_the_event_with_a_higher_sequence(rc: App) -> None:
+def test_extend_and_deadline_update_the_event_with_a_higher_sequence(rc: TestApp) -> None:
     """EXTEND, then DEADLINE: each announcement carries the event again, same UID, SEQUENCE up
     by one each time, DTSTART the new deadline."""
     _, first = latest_calendar(rc, "steve")
@@ -135,7 +135,7 @@ def test_extend_and_deadline_update_the_event_with_a_higher_sequence(rc: App) ->
     assert event.decoded("DTSTART") == datetime(2026, 1, 10, 12, 0, tzinfo=ZoneInfo("Europe/London"))
 
 
-def test_resume_moves_the_event_with_the_deadline(rc: App) -> None:
+def test_resume_moves_the_event_with_the_deadline(rc: TestApp) -> None:
     """RESUME restarts the clock from now (GM_COMMANDS): the announcement carries the event
     again, same UID, DTSTART the new deadline; its SEQUENCE is 2, after the PAUSE's CANCEL (1)
     (the calendar follows the pause)."""
@@ -152,7 +152,7 @@ def test_resume_moves_the_event_with_the_deadline(rc: App) -> None:
     assert event.decoded("DTSTART") > event_of(first).decoded("DTSTART")
 
 
-def test_an_early_resolution_cancels_the_event_and_the_results_bring_the_next(rc: App) -> None:
+def test_an_early_resolution_cancels_the_event_and_the_results_bring_the_next(rc: TestApp) -> None:
     """Every order in before the deadline: the results mail carries the CANCEL of that turn's
     event (same UID, SEQUENCE higher, STATUS:CANCELLED) beside the REQUEST of the next turn's,
     each in its own text/calendar part (RFC 6047 2.4)."""
@@ -173,7 +173,7 @@ def test_an_early_resolution_cancels_the_event_and_the_results_bring_the_next(rc
     assert request.decoded("DTSTART") == deadline_of(turns(rc)[1])
 
 
-def test_a_turn_resolved_at_its_deadline_is_not_cancelled(rc: App) -> None:
+def test_a_turn_resolved_at_its_deadline_is_not_cancelled(rc: TestApp) -> None:
     """The deadline passed: the event happened as it said; the results bring the next only."""
     moving_clock(rc).set(START + timedelta(hours=49))
     cycle(rc)
@@ -183,7 +183,7 @@ def test_a_turn_resolved_at_its_deadline_is_not_cancelled(rc: App) -> None:
     assert results.get_content_type() == "multipart/alternative"
 
 
-def test_calendar_off_stops_the_invitations_and_on_brings_them_back(rc: App) -> None:
+def test_calendar_off_stops_the_invitations_and_on_brings_them_back(rc: TestApp) -> None:
     """CALENDAR OFF (confirmed) for all the player's games; CALENDAR ON again."""
     player_says(rc, "roger", "CALENDAR OFF")
     answer = mails(rc, ADDRESS["roger"])[-1]
@@ -303,17 +303,16 @@ def test_a_mail_with_calendars_is_the_same_on_the_fast_path_and_the_stdlibs(
 def test_uids_are_stable_and_differ_by_game_and_turn() -> None:
     """One UID per game and turn; the game's id is in it (a later game may reuse a name)."""
 
-    class G:
-        def __init__(self, id_: int, name: str) -> None:
-            self.id, self.name = id_, name
+    def game(id_: int, name: str) -> Game:
+        return Game(id=id_, name=name)  # the row as loaded: only its id and name are read
 
-    uids = {ical.event_uid(G(i, n), t, "x.test") for i in (1, 2) for n in ("rc1", "rc2") for t in range(1, 6)}  # type: ignore[arg-type]
+    uids = {ical.event_uid(game(i, n), t, "x.test") for i in (1, 2) for n in ("rc1", "rc2") for t in range(1, 6)}
     assert len(uids) == 20
-    assert ical.event_uid(G(1, "rc1"), 3, "x.test") == ical.event_uid(G(1, "rc1"), 3, "x.test")  # type: ignore[arg-type]
+    assert ical.event_uid(game(1, "rc1"), 3, "x.test") == ical.event_uid(game(1, "rc1"), 3, "x.test")
     assert all(uid.endswith("@x.test") for uid in uids)
 
 
-def test_a_calendar_clients_answer_to_the_invitation_is_never_answered(rc: App) -> None:
+def test_a_calendar_clients_answer_to_the_invitation_is_never_answered(rc: TestApp) -> None:
     """A player who accepts the event in their calendar makes the client send an iTIP REPLY to
     the organizer, the bot's address (RFC 5546 3.2.3): ignored, as an auto-reply is."""
     from bot.models import InboundMessage

@@ -19,7 +19,6 @@ from PIL import Image
 from sqlalchemy import select
 
 from bot import pictures
-from bot.app import App
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_in.parse import html_to_text
 from bot.mail_out import compose as mailout
@@ -27,7 +26,7 @@ from bot.mail_out import html as mail_html
 from bot.mail_out.render import RenderedMail
 from bot.models import Seat, Turn
 from bot.settings import Settings
-from bot.testing import FakeMailer
+from bot.testing import FakeMailer, TestApp, body_of
 from rules import find_game, game_names
 from rules.api import Viewer
 from tests.bot.conftest import GM
@@ -40,7 +39,7 @@ def kind_of(msg: EmailMessage) -> str:
     return str(msg["Message-ID"]).strip("<>").split("-")[0]
 
 
-def start(app: App, kind: str, count: int | None = None) -> list[str]:
+def start(app: TestApp, kind: str, count: int | None = None) -> list[str]:
     rules = find_game(kind)
     seats = [f"p{i}" for i in range(count or rules.min_players)]
     players = [PlayerSpec(s, f"{s}@example.org", f"Player <{s}> & co", "UTC") for s in seats]
@@ -50,14 +49,14 @@ def start(app: App, kind: str, count: int | None = None) -> list[str]:
     return seats
 
 
-def run_turns(app: App, turns: int = TURNS) -> None:
+def run_turns(app: TestApp, turns: int = TURNS) -> None:
     for _ in range(turns):
-        app.clock.advance(hours=25)  # type: ignore[attr-defined]
+        app.clock.advance(hours=25)
         app.service.tick()
         app.service.send()
 
 
-def mails(app: App) -> list[EmailMessage]:
+def mails(app: TestApp) -> list[EmailMessage]:
     mailer = app.mailer
     assert isinstance(mailer, FakeMailer)
     return mailer.messages()
@@ -102,7 +101,7 @@ def inline_images(msg: EmailMessage) -> dict[str, bytes]:
 
 
 @pytest.mark.parametrize("kind", game_names())
-def test_every_turn_sheet_and_results_mail_has_text_then_html_with_its_picture(app: App, kind: str) -> None:
+def test_every_turn_sheet_and_results_mail_has_text_then_html_with_its_picture(app: TestApp, kind: str) -> None:
     """multipart/alternative, plain part first, HTML rendered (StrictUndefined) for
     every state of every game, inline cid: pictures present in the message, no scripts or
     external CSS, nothing fetched from the web, alt text on every image."""
@@ -139,7 +138,7 @@ def test_every_turn_sheet_and_results_mail_has_text_then_html_with_its_picture(a
             picture = Image.open(io.BytesIO(data))
             assert picture.format == "PNG" and len(data) < pictures.MAX_BYTES
         # Everything the text part says about the race, the HTML says too.
-        text = msg.get_body(("plain",)).get_content()  # type: ignore[union-attr]
+        text = body_of(msg)
         shown = " ".join(" ".join(page.text).split())
         for line in re.findall(r"^  - (.+)$", text, flags=re.M)[:3]:
             assert " ".join(line.split())[:40] in shown
@@ -151,7 +150,7 @@ def test_every_turn_sheet_and_results_mail_has_text_then_html_with_its_picture(a
     assert checked >= TURNS
 
 
-def test_html_escapes_what_players_chose(app: App) -> None:
+def test_html_escapes_what_players_chose(app: TestApp) -> None:
     """Autoescaped: a display name with < and & is shown as text, not markup."""
     start(app, "racecraft")
     msg = mails(app)[0]
@@ -177,7 +176,7 @@ def _with_secrets(monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
 
 
 @pytest.mark.parametrize("kind", game_names())
-def test_private_lines_only_in_their_owners_html(app: App, kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_private_lines_only_in_their_owners_html(app: TestApp, kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A player's private part appears only in that player's own mail; the
     GM's copy and every picture come from the public view."""
     _with_secrets(monkeypatch, kind)
@@ -202,7 +201,7 @@ def test_private_lines_only_in_their_owners_html(app: App, kind: str, monkeypatc
 
 @pytest.mark.parametrize("kind", game_names())
 def test_a_turn_picture_is_drawn_once_and_the_same_bytes_go_to_everyone(
-    app: App, kind: str, monkeypatch: pytest.MonkeyPatch
+    app: TestApp, kind: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Performance: one picture per game per turn, reused for every mail of the turn."""
     calls: list[str] = []
@@ -229,7 +228,7 @@ def test_a_turn_picture_is_drawn_once_and_the_same_bytes_go_to_everyone(
     assert len({tuple(sorted(i.values())) for i in public}) == 1
 
 
-def test_racecraft_final_mail_shows_the_result_and_the_archive_link(app: App) -> None:
+def test_racecraft_final_mail_shows_the_result_and_the_archive_link(app: TestApp) -> None:
     """With [bot] public_url, the HTML links the archive, as the text does."""
     app.use_settings(replace(app.settings, bot=replace(app.settings.bot, public_url="https://races.example.org/a/")))
     start(app, "racecraft")
@@ -280,26 +279,26 @@ def test_compose_keeps_the_text_part_and_adds_html_only_when_given() -> None:
     image = next(p for p in msg.walk() if p.get_content_type() == "image/png")
     assert image["Content-ID"] == "<p@example.org>" and image.get_content() == png.png
     # (The wire has CRLF line ends, which the stdlib parser keeps in decoded text.)
-    assert msg.get_body(("html",)).get_content().replace("\r\n", "\n") == markup  # type: ignore[union-attr]
-    assert msg.get_body(("plain",)).get_content().replace("\r\n", "\n") == rendered.body  # type: ignore[union-attr]
+    assert body_of(msg, "html").replace("\r\n", "\n") == markup
+    assert body_of(msg).replace("\r\n", "\n") == rendered.body
     assert all(len(line) <= 78 for line in both.split(b"\r\n"))
     assert b"\r\n" in both and b"\n" not in both.replace(b"\r\n", b"")
 
 
-def test_no_html_template_means_no_html_part(app: App) -> None:
+def test_no_html_template_means_no_html_part(app: TestApp) -> None:
     """Mails without an .html template (confirmations, status...) stay plain text."""
     assert mail_html.html_template(app.renderer, "racecraft", "status") is None
     assert mail_html.html_template(app.renderer, "racecraft", "results") is not None
 
 
-def iter_html(app: App) -> Iterator[str]:
+def iter_html(app: TestApp) -> Iterator[str]:
     for msg in mails(app):
         part = msg.get_body(("html",))
         if part is not None:
             yield part.get_content()
 
 
-def test_the_first_turn_sheet_tells_its_seat_password_in_html_too(app: App) -> None:
+def test_the_first_turn_sheet_tells_its_seat_password_in_html_too(app: TestApp) -> None:
     """What the text turn sheet says (the seat password), the HTML says."""
     start(app, "racecraft")
     with app.db.read() as session:
@@ -307,12 +306,12 @@ def test_the_first_turn_sheet_tells_its_seat_password_in_html_too(app: App) -> N
     mailer = app.mailer
     assert isinstance(mailer, FakeMailer)
     sheet = mailer.messages("p0@example.org")[0]
-    assert secret in sheet.get_body(("plain",)).get_content()  # type: ignore[union-attr]
+    assert secret in body_of(sheet)
     assert secret in parse_html(sheet)[0]
 
 
 @pytest.mark.parametrize("kind", ["speed_circuit", "speedphreakz"])
-def test_each_seat_gets_its_own_options_picture_and_nobody_else_does(app: App, kind: str) -> None:
+def test_each_seat_gets_its_own_options_picture_and_nobody_else_does(app: TestApp, kind: str) -> None:
     """ "each player's turn sheet shows, for that player only, where the car can
     get this turn": from the race on, every seat's results mail carries one options picture
     of its own (its cid names the seat), different from every other seat's; the GM's copy
@@ -338,14 +337,14 @@ def test_each_seat_gets_its_own_options_picture_and_nobody_else_does(app: App, k
 
 
 @pytest.mark.parametrize("kind", ["speed_circuit", "speedphreakz"])
-def test_the_text_part_holds_the_map_to_plot_from(app: App, kind: str) -> None:
+def test_the_text_part_holds_the_map_to_plot_from(app: TestApp, kind: str) -> None:
     """ "the same information as text in the plain-text part: an excerpt of the
     track ahead of the car as a text map with coordinates (lane letters, row numbers / x,y)"."""
     seats = start(app, kind, 2)
     run_turns(app, 3)
     mailer = app.mailer
     assert isinstance(mailer, FakeMailer)
-    text = mailer.messages(f"{seats[0]}@example.org")[-1].get_body(("plain",)).get_content()  # type: ignore[union-attr]
+    text = body_of(mailer.messages(f"{seats[0]}@example.org")[-1])
     text = text.replace("\r\n", "\n")
     if kind == "speed_circuit":
         assert "Where you can get this turn" in text

@@ -16,13 +16,12 @@ from hypothesis import strategies as st
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from bot.app import App
 from bot.games import observers
 from bot.gm import digest
 from bot.mail_out import lists
 from bot.models import Observer, Seat
 from bot.store import find_game_row
-from bot.testing import body_of, plain_mail
+from bot.testing import TestApp, body_of, plain_mail
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, BOT, GM, START, cycle, gm_says, mails, player_says
 from tests.helpers import fake_inbox, moving_clock
@@ -32,7 +31,7 @@ WATCHER = "watcher@fans.example"
 SECRET = "test-site-secret"
 
 
-def by_subject(app: App, to: str, words: str) -> list[EmailMessage]:
+def by_subject(app: TestApp, to: str, words: str) -> list[EmailMessage]:
     return [m for m in mails(app, to) if words in str(m["Subject"])]
 
 
@@ -47,14 +46,14 @@ def unsubscribe_mail(msg: EmailMessage, sender: str, message_id: str) -> bytes:
     return plain_mail(sender, urllib.parse.unquote(url.path), query["subject"][0], "", message_id=message_id)
 
 
-def observe(app: App, address: str, game: str = "rc1") -> None:
+def observe(app: TestApp, address: str, game: str = "rc1") -> None:
     with app.db.transaction() as session:
         row = find_game_row(session, game)
         assert row is not None
         observers.observe(session, row, address, app.shell.now())
 
 
-def observing(app: App) -> set[tuple[str, str]]:
+def observing(app: TestApp) -> set[tuple[str, str]]:
     with app.db.read() as session:
         return {(row.address, find_name(session, row.game_id)) for row in session.scalars(select(Observer))}
 
@@ -67,11 +66,11 @@ def find_name(session: Session, game_id: int) -> str:
     return game.name
 
 
-def reminders(app: App, seat: str) -> list[EmailMessage]:
+def reminders(app: TestApp, seat: str) -> list[EmailMessage]:
     return by_subject(app, ADDRESS[seat], "Reminder: orders")
 
 
-def test_stream_mail_names_its_list_and_answers_do_not(rc: App) -> None:
+def test_stream_mail_names_its_list_and_answers_do_not(rc: TestApp) -> None:
     """Turn sheets, results and announcements carry the game's List-Id; the GM's digest its own;
     a confirmation (an answer to the reader's own mail) none."""
     sheet = mails(rc, ADDRESS["kelly"])[0]
@@ -94,7 +93,7 @@ def test_stream_mail_names_its_list_and_answers_do_not(rc: App) -> None:
     assert str(by_subject(rc, ADDRESS["anna"], "Results of Turn 1")[-1]["List-Id"]) == "<rc1.flagman.example.org>"
 
 
-def test_a_reminders_unsubscribe_stops_that_seats_reminders_only_and_is_confirmed(rc: App) -> None:
+def test_a_reminders_unsubscribe_stops_that_seats_reminders_only_and_is_confirmed(rc: TestApp) -> None:
     """The reminder's List-Unsubscribe, sent back from the player's mail client (to the plain
     address, with no password: the code is the proof), stops the reminders of that seat and no
     other; the answer goes to the registered address."""
@@ -114,7 +113,7 @@ def test_a_reminders_unsubscribe_stops_that_seats_reminders_only_and_is_confirme
     assert "Reminders on for rc1" in str(mails(rc, ADDRESS["kelly"])[-1]["Subject"])
 
 
-def test_the_code_is_the_proof_whoever_sends_it_and_the_answer_goes_to_the_seat(rc: App) -> None:
+def test_the_code_is_the_proof_whoever_sends_it_and_the_answer_goes_to_the_seat(rc: TestApp) -> None:
     """A forwarding service or another account may send the unsubscribe: it still stops just
     that seat's reminders, and the confirmation goes to the seat's registered address, never
     to the sender."""
@@ -136,7 +135,7 @@ def test_the_code_is_the_proof_whoever_sends_it_and_the_answer_goes_to_the_seat(
         assert all(s.reminders_off_for is None for name, s in seats.items() if name != "steve")
 
 
-def test_a_code_changed_or_of_a_seat_handed_on_stops_nothing(rc: App) -> None:
+def test_a_code_changed_or_of_a_seat_handed_on_stops_nothing(rc: TestApp) -> None:
     """A code whose MAC does not verify, and the code of a seat's previous holder (REPLACE),
     change nothing."""
     moving_clock(rc).set(START + timedelta(hours=24))
@@ -163,7 +162,7 @@ def test_a_code_changed_or_of_a_seat_handed_on_stops_nothing(rc: App) -> None:
     assert "Nothing to stop" in str(mails(rc, ADDRESS["roger"])[-1]["Subject"])
 
 
-def test_an_observer_copys_unsubscribe_stops_that_games_copies_to_that_address(rc: App) -> None:
+def test_an_observer_copys_unsubscribe_stops_that_games_copies_to_that_address(rc: TestApp) -> None:
     """An observer of two games unsubscribes from one game's copy: that observation ends (and
     is confirmed to the observer address); the other game's and other observers' go on."""
     with rc.db.transaction() as session:
@@ -197,7 +196,7 @@ def test_an_observer_copys_unsubscribe_stops_that_games_copies_to_that_address(r
     assert "You no longer observe rc1" in str(answer["Subject"]) and answer["Reply-To"] is None
 
 
-def test_a_body_line_unsubscribe_does_the_same(rc: App) -> None:
+def test_a_body_line_unsubscribe_does_the_same(rc: TestApp) -> None:
     """``UNSUBSCRIBE <code>`` in the body of any mail: the command behind the header."""
     observe(rc, WATCHER)
     with rc.db.read() as session:

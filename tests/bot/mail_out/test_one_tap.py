@@ -14,11 +14,10 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.app import App
 from bot.intake import orders_in_subject
 from bot.mail_in.auth import signed_address
 from bot.mail_out.one_tap import mailto_link, one_tap_orders
-from bot.testing import body_of, plain_mail
+from bot.testing import TestApp, body_of, plain_mail
 from rules import find_game
 from rules.api import AnyGame, GameState, turn_rng
 from rules.speed_circuit import SpeedCircuit
@@ -37,7 +36,7 @@ SIGNED = signed_address(BOT, "test-site-secret", "rc1", "kelly")
 MAILTO = re.compile(r"mailto:[A-Za-z0-9._~%-]+@[A-Za-z0-9._~%-]+\?subject=[A-Za-z0-9._~%-]*")
 
 
-def reply(app: App, seat: str, subject: str, text: str = "", *, n: list[int] = [0]) -> None:  # noqa: B006 - a counter
+def reply(app: TestApp, seat: str, subject: str, text: str = "", *, n: list[int] = [0]) -> None:  # noqa: B006 - a counter
     n[0] += 1
     fake_inbox(app).deliver(
         plain_mail(
@@ -51,7 +50,7 @@ def reply(app: App, seat: str, subject: str, text: str = "", *, n: list[int] = [
     cycle(app)
 
 
-def on_file(app: App, seat: str) -> list[str]:
+def on_file(app: TestApp, seat: str) -> list[str]:
     from sqlalchemy import select
 
     from bot.models import OrderSubmission, Seat
@@ -71,7 +70,7 @@ def test_the_prefixes_and_tags_are_taken_off_the_subject() -> None:
     assert orders_in_subject("Report of the race") == "Report of the race", "only prefixes ending in ':' go"
 
 
-def test_a_reply_with_the_order_in_the_subject_only_is_applied_and_confirmed(rc: App) -> None:
+def test_a_reply_with_the_order_in_the_subject_only_is_applied_and_confirmed(rc: TestApp) -> None:
     """The one-tap mail: an empty body, the order in the subject (after Re: and the game's tag)."""
     reply(rc, "kelly", "Re: [rc1] USE 4")
     confirmation = mails(rc, ADDRESS["kelly"])[-1]
@@ -80,7 +79,7 @@ def test_a_reply_with_the_order_in_the_subject_only_is_applied_and_confirmed(rc:
     assert on_file(rc, "kelly") == ["USE 4"]
 
 
-def test_the_body_wins_over_the_subject(rc: App) -> None:
+def test_the_body_wins_over_the_subject(rc: TestApp) -> None:
     """Only when the body holds no order and no command is the subject read."""
     reply(rc, "seb", "USE 9", "USE 2")
     assert on_file(rc, "seb") == ["USE 2"]
@@ -89,7 +88,7 @@ def test_the_body_wins_over_the_subject(rc: App) -> None:
     assert "Help" in str(mails(rc, ADDRESS["seb"])[-1]["Subject"])
 
 
-def test_an_empty_reply_to_the_bots_own_subject_is_still_an_empty_mail(rc: App) -> None:
+def test_an_empty_reply_to_the_bots_own_subject_is_still_an_empty_mail(rc: TestApp) -> None:
     """A plain reply's subject ("Re: [rc1] Racecraft: Turn 1 ...") holds no order: the mail is
     empty, as before, and nothing is put on file."""
     sheet = mails(rc, ADDRESS["anna"])[0]
@@ -98,7 +97,7 @@ def test_an_empty_reply_to_the_bots_own_subject_is_still_an_empty_mail(rc: App) 
     assert "Nothing to do" in str(mails(rc, ADDRESS["anna"])[-1]["Subject"])
 
 
-def test_a_subject_order_that_is_not_legal_is_refused_with_the_reason(rc: App) -> None:
+def test_a_subject_order_that_is_not_legal_is_refused_with_the_reason(rc: TestApp) -> None:
     """USE 11 is an order, not a legal one (EP are 0..10): refused with the reason, as from a body."""
     reply(rc, "steve", "Re: [rc1] USE 11")
     answer = mails(rc, ADDRESS["steve"])[-1]
@@ -196,7 +195,7 @@ def test_mailto_links_are_well_formed_and_decode_to_what_was_given(subject: str,
     assert "+" not in link
 
 
-def test_one_tap_links_work_end_to_end_through_the_intake(rc: App) -> None:
+def test_one_tap_links_work_end_to_end_through_the_intake(rc: TestApp) -> None:
     """The links of a real turn: the first one's subject, sent as a reply, is put on file."""
     rules = RACECRAFT
     with rc.db.read() as session:

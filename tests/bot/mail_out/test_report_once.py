@@ -16,7 +16,6 @@ import pytest
 from markupsafe import Markup
 from sqlalchemy import select
 
-from bot.app import App
 from bot.db import Database
 from bot.dice import SeededEntropy
 from bot.games import turns
@@ -25,7 +24,7 @@ from bot.letters import sheets
 from bot.mail_out.render import PublicReport, Renderer
 from bot.models import Game, GameStatus, Outbox, Turn
 from bot.settings import DatabaseSettings
-from bot.testing import FakeClock, FakeInbox, FakeMailer, reply_to
+from bot.testing import FakeClock, FakeInbox, FakeMailer, TestApp, reply_to
 from rules import find_game, game_names
 from tests.bot.conftest import GM, make_settings
 from tests.helpers import fresh_database
@@ -38,14 +37,14 @@ KINDS = {"turn_sheet", "turn_sheet_gm", "results", "results_gm"}
 NORMALISED = re.compile(rb"^(Message-ID|Date|In-Reply-To|References): .*$", re.M)
 
 
-def _app(tmp_path: Path, public_url: str) -> App:
+def _app(tmp_path: Path, public_url: str) -> TestApp:
     settings = make_settings(tmp_path)
     settings = replace(
         settings,
         database=DatabaseSettings(url=fresh_database("sqlite", tmp_path)),
         bot=replace(settings.bot, public_url=public_url),
     )
-    return App(
+    return TestApp(
         settings=settings,
         db=Database(settings.database_url),
         clock=FakeClock(),
@@ -86,7 +85,7 @@ def play(tmp_path: Path, kind: str, public_url: str = "") -> list[tuple[str, byt
                         reply_to(mailer.messages(f"{seat}@example.org")[-1], text, sender=f"{seat}@example.org")
                     )
             app.service.poll()
-            app.clock.advance(hours=25)  # type: ignore[attr-defined]
+            app.clock.advance(hours=25)
             app.service.tick()
             app.service.send()
         with app.db.read() as session:

@@ -8,17 +8,16 @@ from email.message import EmailMessage
 import pytest
 from sqlalchemy import select
 
-from bot.app import App
 from bot.games.turns import PlayerSpec, create_game
 from bot.models import Turn
-from bot.testing import FakeInbox, FakeMailer, body_of, reply_to
+from bot.testing import FakeInbox, FakeMailer, TestApp, body_of, reply_to
 from rules import find_game, game_names
 from tests.bot.conftest import GM
 
 TURNS = 6
 
 
-def play_by_deadlines(app: App, kind: str) -> list[EmailMessage]:
+def play_by_deadlines(app: TestApp, kind: str) -> list[EmailMessage]:
     rules = find_game(kind)
     players = [
         PlayerSpec(f"p{i}", f"p{i}@example.org", f"Player {i}", "America/Chicago" if i % 2 else "Asia/Tokyo")
@@ -35,14 +34,14 @@ def play_by_deadlines(app: App, kind: str) -> list[EmailMessage]:
         for command in ("HELP", "STATUS", "ORDERS", "no such order 42"):
             inbox.deliver(reply_to(mailer.messages("p0@example.org")[-1], command, sender="p0@example.org"))
         app.service.poll()
-        app.clock.advance(hours=25)  # type: ignore[attr-defined]
+        app.clock.advance(hours=25)
         app.service.tick()
         app.service.send()
     return mailer.messages()
 
 
 @pytest.mark.parametrize("kind", game_names())
-def test_every_mail_of_a_game_renders_and_holds_no_order_line(app: App, kind: str) -> None:
+def test_every_mail_of_a_game_renders_and_holds_no_order_line(app: TestApp, kind: str) -> None:
     """Every template renders for every state of a game; no line in any mail parses as a valid order."""
     msgs = play_by_deadlines(app, kind)
     kinds_seen = {str(m["Subject"]).split("]")[-1].split()[0] for m in msgs}

@@ -6,7 +6,6 @@ import logging
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from bot.host.instance import (
     wait_for_lock,
 )
 from bot.settings import parse_settings
+from tests.helpers import wait_until
 from tests.servers import Postgres
 
 
@@ -53,11 +53,16 @@ def test_standby_takes_over_when_the_holder_dies(tmp_path: Path, caplog: pytest.
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         standby = FileLock(lock_path)
         got: list[bool] = []
+        retries: list[None] = []  # on_wait comes before each retry: the second, after one failed
         stop = threading.Event()
         with caplog.at_level(logging.WARNING, logger="flagman.instance"):
-            waiter = threading.Thread(target=lambda: got.append(wait_for_lock(standby, stop, retry=0.05)))
+            waiter = threading.Thread(
+                target=lambda: got.append(
+                    wait_for_lock(standby, stop, retry=0.05, on_wait=lambda: retries.append(None))
+                )
+            )
             waiter.start()
-            time.sleep(0.3)
+            wait_until(lambda: len(retries) >= 2, "the standby never tried again")
             assert not got, "the standby must wait while the holder lives"
             holder.kill()
             holder.wait(5)
@@ -126,10 +131,7 @@ def test_postgres_advisory_lock_is_single_and_freed_with_its_session(postgres: P
                 "select pg_terminate_backend(pid) from pg_locks where locktype = 'advisory' and objid = %s",
                 (first.key & 0xFFFFFFFF,),
             )
-        deadline = time.monotonic() + 5
-        while not second.try_acquire():
-            assert time.monotonic() < deadline, "the lock was not freed with its session"
-            time.sleep(0.05)
+        wait_until(second.try_acquire, "the lock was not freed with its session")
         assert not first.held(), "the old holder must notice it lost the lock"
     finally:
         for lock in (first, second, other):

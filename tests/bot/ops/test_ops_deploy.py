@@ -44,10 +44,16 @@ def unit_values() -> dict[str, list[str]]:
     return values
 
 
+class _KeysAsWritten(configparser.ConfigParser):
+    """A unit file's keys are case-sensitive: kept as written, not lowered."""
+
+    def optionxform(self, optionstr: str) -> str:
+        return optionstr
+
+
 def test_unit_parses_as_ini_with_the_three_sections() -> None:
     """[Unit], [Service], [Install]; nothing outside them."""
-    parser = configparser.ConfigParser(strict=False, interpolation=None)
-    parser.optionxform = str  # type: ignore[assignment,method-assign]
+    parser = _KeysAsWritten(strict=False, interpolation=None)
     parser.read_string(UNIT.read_text())
     assert parser.sections() == ["Unit", "Service", "Install"]
 
@@ -98,7 +104,9 @@ def test_a_credential_a_drop_in_hands_over_by_its_own_name_wins(tmp_path: Path) 
 
 
 def _seconds(value: str) -> float:
-    number, unit = re.fullmatch(r"(\d+)\s*(min|s)?", value).groups()  # type: ignore[union-attr]
+    found = re.fullmatch(r"(\d+)\s*(min|s)?", value)
+    assert found is not None, value
+    number, unit = found.groups()
     return float(number) * (60 if unit == "min" else 1)
 
 

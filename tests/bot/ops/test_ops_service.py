@@ -9,7 +9,6 @@ import sqlite3
 import stat
 import sys
 import threading
-import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -103,11 +102,13 @@ def test_poll_stops_after_the_batch_in_progress(config: Path) -> None:
 
 
 def test_watchdog_health_follows_the_jobs(app: App) -> None:
-    """Healthy while poll and tick finish within interval + grace; a hung job makes it unhealthy."""
-    runner = Runner(app)
-    runner.started_at = time.monotonic()
+    """Healthy while poll and tick finish within interval + grace; a hung job makes it unhealthy
+    (on the runner's clock, which the test moves)."""
+    clock = SteppedClock()
+    runner = Runner(app, monotonic=clock)
+    runner.started_at = clock.now
     assert runner.healthy(grace=10)
-    now = time.monotonic()
+    now = clock.now
     runner.finished = {"poll": now, "tick": now - 60 - 11}  # tick overdue by more than the grace
     assert not runner.healthy(grace=10)
     runner.finished["tick"] = now
@@ -174,7 +175,7 @@ def test_each_poll_batch_counts_as_progress_for_the_watchdog(config: Path) -> No
     app = build_app(load_settings(config, env={}), clock=FakeClock(), inbox=inbox, mailer=FakeMailer())
     stamps: list[float] = []
 
-    class Recording(dict):  # type: ignore[type-arg]
+    class Recording(dict[str, float]):
         def __setitem__(self, key: str, value: float) -> None:
             stamps.append(value)
             super().__setitem__(key, value)
@@ -573,8 +574,9 @@ def test_a_job_whose_try_meets_another_failure_does_not_hold_the_others_back(
 
     def job(name: str) -> Callable[[], None]:
         def run() -> None:
-            if failure[name] is not None:
-                raise failure[name]  # type: ignore[misc]
+            error = failure[name]
+            if error is not None:
+                raise error
 
         return runner._guard(name, run)
 
@@ -628,7 +630,9 @@ def test_mail_that_comes_while_the_poll_job_runs_is_read_by_that_job(config: Pat
     assert not runner.poll_wanted.is_set()
 
 
-def test_a_batchs_answers_are_sent_once_it_is_committed_before_it_is_moved(config: Path) -> None:
+def test_a_batchs_answers_are_sent_once_it_is_committed_before_it_is_moved(
+    config: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The send job is woken as each batch is committed (its answers in the outbox),
     after the AFTER_COMMIT crash point and before the batch is moved out of the inbox and the
     next one handled, not once after the whole inbox."""
@@ -660,8 +664,10 @@ def test_a_batchs_answers_are_sent_once_it_is_committed_before_it_is_moved(confi
     app = build_app(load_settings(config, env={}), clock=FakeClock(), inbox=inbox, mailer=FakeMailer(), faults=Points())
     try:
         runner = Runner(app)
-        runner.want_send = lambda: events.append(  # type: ignore[method-assign]
-            f"send wanted: {committed_rows()} answers committed, {moved()} mails moved"
+        monkeypatch.setattr(
+            runner,
+            "want_send",
+            lambda: events.append(f"send wanted: {committed_rows()} answers committed, {moved()} mails moved"),
         )
         runner.poll()
     finally:

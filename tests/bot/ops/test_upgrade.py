@@ -32,6 +32,7 @@ from bot.db import Database, alembic_config, current_revision, head_revision, ma
 from bot.mail_in.inbox import deliver_to_maildir
 from bot.settings import load_settings
 from bot.testing import reply_to
+from tests.servers import Postgres
 
 REVISIONS = [
     r.revision for r in reversed(list(ScriptDirectory.from_config(alembic_config("sqlite://")).walk_revisions()))
@@ -179,13 +180,14 @@ def sources_of_turn(url: str, game: str, number: int) -> dict[str, set[str]]:
     return found
 
 
-def old_database(tmp_path: Path, kind: str, revision: str, postgres: object = None) -> tuple[Path, str]:
+def old_database(tmp_path: Path, kind: str, revision: str, postgres: Postgres | None = None) -> tuple[Path, str]:
     config = games_in_progress(tmp_path)
     here = load_settings(config, env={}).database_url
     if kind == "sqlite":
         url = f"sqlite:///{tmp_path / 'site' / f'at-{revision}.sqlite'}"
     else:
-        url = postgres.create_database(f"flagman_upgrade_{revision}")  # type: ignore[attr-defined]
+        assert postgres is not None, "a PostgreSQL database needs the private PostgreSQL"
+        url = postgres.create_database(f"flagman_upgrade_{revision}")
     copy_into_schema(here, url, revision)
     point_at(config, url)
     return config, url
@@ -243,7 +245,7 @@ def test_migrate_from_an_earlier_schema_with_games_in_progress_and_they_play_on(
 
 @pytest.mark.e2e
 def test_migrate_from_the_previous_release_on_postgresql(
-    tmp_path: Path, postgres: object, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, postgres: Postgres, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The same on PostgreSQL (all of an upgrade in one transaction there), from the previous release."""
     config, url = old_database(tmp_path, "postgresql", PREVIOUS, postgres)

@@ -195,7 +195,9 @@ def test_a_finisher_off_track_is_last_of_that_turn() -> None:
     state = race(TRACK, cars, laps=2)
     after = turn(state, {"ann": "SPEED 40", "bob": "SPEED 20", "cat": "SPEED 0", "dan": "SPEED 0"}).state
     assert after.car("ann").status is Status.FINISHED and after.car("bob").status is Status.FINISHED
-    assert after.car("ann").finish_key[2] == -1 and after.car("bob").finish_key[2] == 0  # type: ignore[index]
+    ann_key, bob_key = after.car("ann").finish_key, after.car("bob").finish_key
+    assert ann_key is not None and bob_key is not None
+    assert ann_key[2] == -1 and bob_key[2] == 0
     assert [g[0] for g in GAME.standings(after)][:2] == ["bob", "ann"]
 
 

@@ -11,10 +11,17 @@ import pytest
 from rules.api import StateError
 from rules.speed_circuit import GAME
 from rules.speed_circuit.car import Car, Design, PitStage, PitStop, Status, Tyre
-from rules.speed_circuit.model import TyreRule
-from rules.speed_circuit.plot import limits
+from rules.speed_circuit.model import RaceState, TyreRule
+from rules.speed_circuit.plot import PitOrder, SpeedOrder, limits
 from rules.speed_circuit.track import TrackError, load_track
 from tests.rules.speed_circuit.helpers import TRACKS, car, race, scenario_track, texts, turn
+
+
+def pit_of(racer: Car) -> PitStop:
+    """The car's pit stop; the test fails if the car is not in the pits."""
+    assert racer.pit is not None, f"{racer.player} is not in the pits"
+    return racer.pit
+
 
 TRACK = scenario_track("pit_test")
 DESIGN = Design(prime=1, option=0)  # PRIME 12 wear, OPTION 9 wear over 3 laps
@@ -96,7 +103,7 @@ def test_a_spin_slowing_for_the_pits_stays_in_the_entrance_lane() -> None:
     ann = after.state.car("ann")
     assert ann.pit is not None and ann.pit.stage is PitStage.ENTRANCE and ann.speed == 0
     nxt = turn(after.state, {"ann": "SPEED 20"})
-    assert nxt.state.car("ann").pit.stage is PitStage.LANE  # type: ignore[union-attr]
+    assert pit_of(nxt.state.car("ann")).stage is PitStage.LANE
 
 
 def test_pit_cars_move_after_every_track_car() -> None:
@@ -149,14 +156,14 @@ def test_team_stacking() -> None:
     state = race(TRACK, cars, laps=3, teams=(("ann", "bob"),))
     after = turn(state, {"ann": "SPEED 40\nPUSH YES", "bob": "SPEED 40"}, 1, 1)
     ann, bob = after.state.car("ann"), after.state.car("bob")
-    assert ann.pit.stage is PitStage.LANE and ann.pit.progress == TRACK.rows + 17  # type: ignore[union-attr]
-    assert bob.pit.stage is PitStage.ENTRANCE and bob.pit.progress == TRACK.rows + 15 + 3 + 1  # type: ignore[union-attr]
+    assert pit_of(ann).stage is PitStage.LANE and pit_of(ann).progress == TRACK.rows + 17
+    assert pit_of(bob).stage is PitStage.ENTRANCE and pit_of(bob).progress == TRACK.rows + 15 + 3 + 1
     alone = race(TRACK, cars, laps=3)
-    assert turn(alone, {"ann": "SPEED 40", "bob": "SPEED 40"}).state.car("bob").pit.stage is PitStage.LANE  # type: ignore[union-attr]
+    assert pit_of(turn(alone, {"ann": "SPEED 40", "bob": "SPEED 40"}).state.car("bob")).stage is PitStage.LANE
     assert cars[1].pit is not None
     apart = [cars[0], replace(cars[1], pit=replace(cars[1].pit, entered=2))]  # entered on different turns
     both = turn(race(TRACK, apart, laps=3, teams=(("ann", "bob"),)), {"ann": "SPEED 40", "bob": "SPEED 40"}).state
-    assert both.car("bob").pit.stage is PitStage.LANE  # type: ignore[union-attr]
+    assert pit_of(both.car("bob")).stage is PitStage.LANE
 
 
 def test_finishers_that_did_not_run_both_compounds_are_classified_last() -> None:
@@ -212,11 +219,11 @@ def test_safe_plot_makes_the_compulsory_stop_on_the_last_lap() -> None:
     """§8 / P4: the safe plot plans the compulsory pit stop in the last lap
     it can still be made: it holds back to end on a pit-entry arrow slowly enough to reach
     the pit limit by free braking, pits, changes to the compound not yet run, and rejoins."""
-    from rules.speed_circuit.plot import PitOrder
 
     state = race(TRACK, [pit_car("ann", "B10", speed=100)], laps=1)
     first = GAME.default_orders(state, "ann")
-    assert first[0].mph == 80 and not any(isinstance(o, PitOrder) for o in first)  # type: ignore[union-attr]
+    assert isinstance(first[0], SpeedOrder) and first[0].mph == 80
+    assert not any(isinstance(o, PitOrder) for o in first)
     seen_pit = False
     for _ in range(4):
         orders = GAME.default_orders(state, "ann")
@@ -229,7 +236,6 @@ def test_safe_plot_makes_the_compulsory_stop_on_the_last_lap() -> None:
 
 def test_safe_plot_does_not_pit_a_compliant_car_or_before_the_last_lap() -> None:
     """§8 safe plot: no stop when both compounds were run, nor before the last lap."""
-    from rules.speed_circuit.plot import PitOrder
 
     done = race(TRACK, [pit_car("ann", "B12", speed=60, tyres_used=(Tyre.PRIME, Tyre.OPTION))], laps=1)
     assert not any(isinstance(o, PitOrder) for o in GAME.default_orders(done, "ann"))
@@ -244,7 +250,7 @@ def test_pit_crew_penalty_costs_a_space() -> None:
     position (P28); the car re-enters a row further back."""
     state = race(TRACK, [in_pits("ann", PitStage.ENTRANCE, 16, 1, skill=6)], laps=3)
     after = turn(state, {"ann": "SPEED 40\nPUSH YES\nSKILL ALL"}, 6, 6)
-    assert after.state.car("ann").pit.progress == TRACK.rows + 15  # type: ignore[union-attr]
+    assert pit_of(after.state.car("ann")).progress == TRACK.rows + 15
     assert after.state.car("ann").skill == 6
     out = turn(after.state, {"ann": "SPEED 40"})
     assert out.state.car("ann").space == "C15"
@@ -306,9 +312,9 @@ def test_re_entry_past_the_line_on_the_last_lap_finishes() -> None:
     assert "crosses the finish line" in texts(after.events)
 
 
-def _offered(state: object, player: str) -> dict[str, str]:
+def _offered(state: RaceState, player: str) -> dict[str, str]:
     """The seat's one-tap orders, order text -> label."""
-    return {order.text: order.label for order in GAME.one_line_orders(state, player)}  # type: ignore[arg-type]
+    return {order.text: order.label for order in GAME.one_line_orders(state, player)}
 
 
 def test_one_tap_orders_in_the_entrance_lane_are_every_legal_speed_with_its_cost() -> None:

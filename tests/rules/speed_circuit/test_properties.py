@@ -13,7 +13,7 @@ from rules.api import Event, turn_rng
 from rules.speed_circuit import GAME
 from rules.speed_circuit.car import PitStage, Status
 from rules.speed_circuit.model import Phase
-from rules.speed_circuit.plot import limits
+from rules.speed_circuit.plot import Order, limits
 from tests.rules.speed_circuit.strategies import NAMES, order_text
 from tests.settled import examples
 
@@ -116,7 +116,7 @@ def test_nmr_safe_plots_finish_the_race(track: str, seed: int) -> None:
     assert all(c.status is not Status.RACING for c in state.cars)
 
 
-def _orders() -> st.SearchStrategy[object]:
+def _orders() -> st.SearchStrategy[Order]:
     from rules.speed_circuit.car import Design, Tyre
     from rules.speed_circuit.plot import (
         BidOrder,
@@ -156,11 +156,11 @@ def _orders() -> st.SearchStrategy[object]:
 
 @settings(max_examples=200, deadline=None)
 @given(order=_orders())
-def test_every_order_reads_back_from_its_canonical_text(order: object) -> None:
+def test_every_order_reads_back_from_its_canonical_text(order: Order) -> None:
     """§8 / api.py format_orders: the canonical text of any order parses back to the same order."""
     from rules.speed_circuit.parse import format_order, parse_line
 
-    assert parse_line(format_order(order)) == order  # type: ignore[arg-type]
+    assert parse_line(format_order(order)) == order
 
 
 @settings(max_examples=60, deadline=None)

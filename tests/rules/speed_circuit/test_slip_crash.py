@@ -200,7 +200,7 @@ def test_slip_through_a_corner_with_cornering_paid() -> None:
     ann = after.state.car("ann")
     assert after.state.car("bob").space == "B7"
     assert ann.progress == state.car("ann").progress + 8
-    assert TRACK.space(ann.space).corner == "T1" and (ann.wear, ann.skill) == (7, 4)  # type: ignore[arg-type]
+    assert ann.space is not None and TRACK.space(ann.space).corner == "T1" and (ann.wear, ann.skill) == (7, 4)
 
 
 def test_crash_involvement_behind_a_two_wide_crash_row_costs_two_chips() -> None:
