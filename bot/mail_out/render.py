@@ -283,6 +283,13 @@ def is_running_text(line: str) -> bool:
     )
 
 
+def _goes_on(line: str) -> bool:
+    """Whether the sentence of `line` goes on on the next line: it ends in a word, a comma, a
+    semicolon, a bracket or a quote; never a line ending in ".", ":", "!", "?" nor a heading's
+    "==" or "---"."""
+    return line[-1].isalnum() or line[-1] in ",;)'\""
+
+
 def _fill(text: str, lead: str = "") -> list[str]:
     return textwrap.wrap(
         text,
@@ -295,11 +302,13 @@ def _fill(text: str, lead: str = "") -> list[str]:
 
 
 def _filled(lines: list[str]) -> list[str]:
-    """`lines` with every paragraph of running text that has a line wider than `LINE_WIDTH`
-    filled to it, its words whole (a link in it ends on a line of its own if it must): a
-    paragraph is a run of plain lines of running text, filled as one (a template's own line
-    breaks in it would leave it ragged), or one item of a list, which goes on under its first
-    word. Any other line is as it was."""
+    """`lines` with every sentence run of running text that has a line wider than `LINE_WIDTH`
+    filled to it, its words whole (a link in it ends on a line of its own if it must): a run is
+    a plain line of running text with the lines that go on with its sentence (`_goes_on`),
+    filled as one (a template's own line breaks in it would leave it
+    ragged), or one item of a list, which goes on under its first word. A line that ends its
+    sentence is never joined to the next ("Open: ...", "Press: ..." stay lines of their own).
+    Any other line is as it was."""
     out: list[str] = []
     run: list[str] = []
 
@@ -313,6 +322,8 @@ def _filled(lines: list[str]) -> list[str]:
     for line in lines:
         item = _ITEM.match(line)
         if is_running_text(line) and not item:
+            if run and not _goes_on(run[-1]):
+                end_run()
             run.append(line)
             continue
         end_run()
