@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.world import World, load_settings, run_worker, setup_games
+from bench.world import World, load_settings, run_beside, setup_games
 
 TARGET = 1.2  # the bot's whole deadline against the reference, on a machine otherwise idle
 TARGET_BURNING = 1.5  # the same with CPU burners running beside both (`python -m bench --burn 1`)
@@ -93,8 +93,8 @@ def run(world: World, games: int = 500, *, profile: Path | None = None, burning:
     orders = put_orders_on_file(spec)
     setup_seconds = time.perf_counter() - t0
     world.sink.reset()
-    bot = run_worker(
-        "deadline-bot", {"settings": spec, "log_file": str(world.root / "deadline-bot.log")}, profile=profile
+    bot = run_beside(
+        world, "deadline-bot", {"settings": spec, "log_file": str(world.root / "deadline-bot.log")}, profile=profile
     )
     arrived_bot = len(world.sink.messages)
     mails = export_sent(spec, world.root / "deadline-mails")
@@ -102,7 +102,9 @@ def run(world: World, games: int = 500, *, profile: Path | None = None, burning:
     refs, arrived_refs = [], []
     for _ in range(REFERENCE_RUNS):
         world.sink.reset()
-        refs.append(run_worker("deadline-ref", {"host": world.sink.host, "port": world.sink.port, "mails": mails}))
+        refs.append(
+            run_beside(world, "deadline-ref", {"host": world.sink.host, "port": world.sink.port, "mails": mails})
+        )
         arrived_refs.append(len(world.sink.messages))
     world.sink.reset()
     ref = sorted(refs, key=lambda r: r["seconds"])[len(refs) // 2]
@@ -139,5 +141,28 @@ def run(world: World, games: int = 500, *, profile: Path | None = None, burning:
             f"{bot['turn_workers']} turn worker), reference {ref['seconds']:7.2f} s for {expected} mails of "
             f"{avg:.0f} bytes, ratio {ratio:.2f} (target <= {target}) {'OK' if met else 'MISSED'}"
             + (f" [{'; '.join(problems)}]" if problems else "")
+            + "\n"
+            + competition(bot, ref)
         ),
     }
+
+
+def competition(bot: dict[str, Any], ref: dict[str, Any]) -> str:
+    """Who used the cores during the bot's run and the reference's (`bench.usage`; run-queue
+    waits are the seconds a thread was ready to run but had no core): the second line of the
+    deadline's figures."""
+
+    def beside(run: dict[str, Any], name: str) -> str:
+        use = run.get("beside", {}).get(name, {})
+        return f"{use.get('cpu', 0):.1f} s CPU (waited {use.get('waiting', 0):.1f} s)"
+
+    main = bot.get("usage", {}).get("first_thread", {})
+    worker = bot.get("worker_usage", {})
+    client = ref.get("usage", {}).get("first_thread", {})
+    return (
+        f"  beside the bot: sink {beside(bot, 'sink')}, burners {beside(bot, 'burners')}; "
+        f"beside the reference: sink {beside(ref, 'sink')}, burners {beside(ref, 'burners')}; "
+        f"run-queue waits: the bot's tick thread {main.get('waiting', 0):.1f} s, its turn worker "
+        f"{worker.get('waiting', 0):.1f} s (started ahead: {bot.get('worker_start_cpu_seconds', 0):.1f} s CPU, "
+        f"not timed), the reference's client {client.get('waiting', 0):.1f} s"
+    )

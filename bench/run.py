@@ -143,12 +143,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     with contextlib.ExitStack() as stack:
         w = stack.enter_context(world(args.db)) if servers else None
-        stack.enter_context(burners(args.burn))  # after the servers' start, before every benchmark
+        burning = stack.enter_context(burners(args.burn))  # after the servers' start, before every benchmark
         if args.overrides:
             results["settings"] = args.overrides
             print(f"bot settings: {', '.join(args.set)}", flush=True)
         if w is not None:
             w.overrides = args.overrides
+            w.burners = burning
             results["dovecot"] = ".".join(map(str, w.dovecot.version))
         for name in args.only:
             t0 = time.perf_counter()

@@ -5,11 +5,13 @@
 ``VmHWM`` at the end (imports included: that is what the service costs).
 
 Modes:
-  ingest-bot     Service.poll over the real ImapInbox until the inbox is empty
+  ingest-bot     Service.poll over the real ImapInbox until the inbox is empty (the parse
+                 worker started before the clock)
   ingest-ref     the reference: imapclient, batches of 100 UIDs, FETCH BODY.PEEK[], parse
                  each with email.message_from_bytes(policy=default), one UID MOVE per batch
   deadline-bot   Service.tick (every game resolves) with Service.send over SmtpMailer in a
-                 thread, woken as each game is committed (as the service's jobs do it)
+                 thread, woken as each game is committed (as the service's jobs do it); the
+                 turn worker started before the clock
   deadline-ref   the same number of pre-rendered mails of the same sizes over one smtplib
                  connection
   service        the bot's service loop (bot.daemon.jobs.Runner, IDLE on) until stdin closes
@@ -32,6 +34,7 @@ from typing import Any
 
 from sqlalchemy import Engine, event
 
+from bench.usage import Usage, processes, task
 from bench.world import load_settings
 
 
@@ -68,8 +71,33 @@ def _cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def _switches() -> tuple[int, int]:
+    """Context switches of every thread of this process, ended ones included (voluntary, involuntary)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_nvcsw, usage.ru_nivcsw
+
+
+# The threads beside this worker, [pid, tid] each, by name (`bench.world.World.beside`): what
+# they use while the work is timed is reported with it.
+BESIDE: dict[str, list[list[int]]] = {}
+
+
+def _beside() -> dict[str, Usage]:
+    totals: dict[str, Usage] = {}
+    for name, threads in BESIDE.items():
+        totals[name] = Usage()
+        for pid, tid in threads:
+            totals[name] += task(pid, tid)
+    return totals
+
+
 def _timed(work: Callable[[], dict[str, Any]], profile: str | None) -> dict[str, Any]:
+    """`work()` timed: wall and CPU seconds of this process, what its first thread did with the
+    cores and the context switches of all its threads (`usage`), and what the threads beside
+    it used meanwhile (`beside`: the SMTP sink, the CPU burners; `bench.usage`)."""
     profiler = cProfile.Profile() if profile else None
+    beside0 = _beside()
+    main0, switches0 = task(os.getpid()), _switches()
     cpu0, t0 = _cpu(), time.perf_counter()
     if profiler is not None:
         profiler.enable()
@@ -77,9 +105,22 @@ def _timed(work: Callable[[], dict[str, Any]], profile: str | None) -> dict[str,
     if profiler is not None:
         profiler.disable()
     elapsed, cpu = time.perf_counter() - t0, _cpu() - cpu0
+    main, switches = task(os.getpid()) - main0, _switches()
+    beside = {name: (use - beside0[name]).as_dict() for name, use in _beside().items()}
     if profiler is not None and profile:
         profiler.dump_stats(profile)
-    return {"seconds": elapsed, "cpu_seconds": cpu, "peak_rss_mb": peak_rss_mb(), **result}
+    return {
+        "seconds": elapsed,
+        "cpu_seconds": cpu,
+        "peak_rss_mb": peak_rss_mb(),
+        "usage": {
+            "first_thread": main.as_dict(),
+            "voluntary_switches": switches[0] - switches0[0],
+            "involuntary_switches": switches[1] - switches0[1],
+        },
+        "beside": beside,
+        **result,
+    }
 
 
 def count_statements(engine: Engine) -> Counter[str]:
@@ -118,6 +159,12 @@ def ingest_bot(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
     app = build_app(settings)
     service = app.service
     statements = count_statements(app.db.engine)
+    # The parse worker started before the clock, as a service that has read a batch has it (a
+    # fresh interpreter's start and imports are not timed, as this process's own are not).
+    started = app.parser.start(service.parse_options()) if isinstance(app.parser, WorkerParser) else False
+    ready_pids = app.parser.worker_pids() if isinstance(app.parser, WorkerParser) else ()
+    start_cpu, _ = process_usage(ready_pids)
+    ready = processes(ready_pids)
 
     def work() -> dict[str, Any]:
         statements.clear()
@@ -130,8 +177,11 @@ def ingest_bot(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
             "outcomes": report.outcomes,
             "duplicates": report.duplicates,
             "parse_workers": len(worker_pids),
-            "worker_cpu_seconds": worker_cpu,
+            "worker_started_ahead": started,
+            "worker_start_cpu_seconds": start_cpu,
+            "worker_cpu_seconds": worker_cpu - start_cpu,
             "worker_peak_rss_mb": worker_rss,
+            "worker_usage": (processes(worker_pids) - ready).as_dict(),
             "statements": dict(statements),
         }
 
@@ -176,6 +226,12 @@ def deadline_bot(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
     app = build_app(settings)
     service = app.service
     marks: dict[str, float] = {}
+    # The turn worker started before the clock, as a service that has run a deadline has it (a
+    # fresh interpreter's start and imports are not timed, as this process's own are not).
+    started = app.turn_worker.start(app.shell) if isinstance(app.turn_worker, ProcessTurnWorker) else False
+    ready_pids = app.turn_worker.worker_pids() if isinstance(app.turn_worker, ProcessTurnWorker) else ()
+    start_cpu, _ = process_usage(ready_pids)
+    ready = processes(ready_pids)
 
     def work() -> dict[str, Any]:
         # As the service does it (bot.daemon.jobs.Runner: tick wakes the send job as each turn
@@ -213,8 +269,11 @@ def deadline_bot(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
             "failed": sum(r.failed for r in reports),
             "retrying": sum(r.retrying for r in reports),
             "turn_workers": len(worker_pids),
-            "worker_cpu_seconds": worker_cpu,
+            "worker_started_ahead": started,
+            "worker_start_cpu_seconds": start_cpu,
+            "worker_cpu_seconds": worker_cpu - start_cpu,
             "worker_peak_rss_mb": worker_rss,
+            "worker_usage": (processes(worker_pids) - ready).as_dict(),
         }
 
     try:
@@ -271,6 +330,7 @@ def main(argv: list[str]) -> int:
     mode = argv[0]
     profile = argv[argv.index("--profile") + 1] if "--profile" in argv else None
     args = json.loads(sys.stdin.readline())
+    BESIDE.update(args.get("beside", {}))
     # As the service logs (bot.cli.setup_logging: INFO, one line per mail), into a file.
     log_file = args.get("log_file")
     logging.basicConfig(

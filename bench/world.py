@@ -45,6 +45,16 @@ class World:
     # The bot's settings changed for every benchmark (`--set schedule.resolve_workers=0`): a
     # before/after of a setting in the same run, on the same servers.
     overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # The CPU burners' process ids (`--burn N`), for `beside`.
+    burners: list[int] = field(default_factory=list)
+
+    def beside(self) -> dict[str, list[list[int]]]:
+        """The threads that run beside a worker, each as [pid, tid]: the SMTP sink's (a thread
+        of this process) and the CPU burners'. The worker reads what they used while it timed
+        its work (`bench.worker`, `bench.usage`)."""
+        thread = getattr(self.sink._controller, "_thread", None)  # aiosmtpd's Controller runs in it
+        sink = [[os.getpid(), thread.native_id]] if thread is not None and thread.native_id else []
+        return {"sink": sink, "burners": [[pid, pid] for pid in self.burners]}
 
     def database_url(self, name: str) -> str:
         """A fresh, migrated database."""
@@ -276,6 +286,12 @@ def run_worker(
         raise RuntimeError(f"worker {mode} gave no answer:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
     result: dict[str, Any] = json.loads(lines[-1])
     return result
+
+
+def run_beside(world: World, mode: str, args: dict[str, Any], *, profile: Path | None = None) -> dict[str, Any]:
+    """`run_worker`, its answer also saying what the SMTP sink and the CPU burners used while
+    it timed its work (`beside`: CPU, run-queue waits, context switches; `bench.usage`)."""
+    return run_worker(mode, {**args, "beside": world.beside()}, profile=profile)
 
 
 @contextlib.contextmanager

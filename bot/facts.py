@@ -206,6 +206,9 @@ class SeriesDraw:
     # have), and the tiers whose GM has confirmed it so far.
     several_gms: bool = False
     confirmed: tuple[int, ...] = ()
+    # The races of the last season reopened by a ROLLBACK, without their result again (game,
+    # tier): the draw cannot be drawn again until each has it.
+    reopened: tuple[tuple[str, int], ...] = ()
 
 
 __all__ = [

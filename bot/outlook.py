@@ -5,8 +5,12 @@ the GM's plot, or the game's default -- and the order in which the final sets ar
 This is the one place that says, seat by seat, which orders a turn is resolved with: the
 deadline (`bot.games.deadline`), PREVIEW, the results letters (who was defaulted, and how) and
 the reminders all read it from here; `what_counts` says it for one seat before the deadline,
-each missing part with the default that fills it (confirmations, ORDERS, refusals, reminders). It reads nothing from the database: the caller hands it
-the turn's submissions (`bot.store.turn_submissions`).
+each missing part with the default that fills it (confirmations, ORDERS, refusals, reminders).
+`timing` says when the turn resolves: its deadline as it stands, its closing time, whether it is
+paused or resolved, whether it resolves as soon as the orders are in; the deadline's own test
+(`bot.games.turns.is_due`) and every letter read it (tests/test_claims_from_outlook.py). It
+reads nothing from the database: the caller hands it the turn's submissions
+(`bot.store.turn_submissions`).
 """
 
 from __future__ import annotations
@@ -15,12 +19,12 @@ import enum
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from bot import store
 from bot.clock import as_utc
-from bot.models import Game, Player, Seat
+from bot.models import Game, GameStatus, Player, Seat, Turn
 from bot.store import ROBOT_SOURCE, orders_on_file
 from rules.api import AnyGame, GameOrder, GameState, Resolution
 
@@ -97,6 +101,45 @@ class Outlook:
     def filled(self) -> dict[str, str]:
         """A defaulted seat -> how its orders were filled in ("plot" or "default")."""
         return {s.seat: s.source.value for s in self.seats if s.source is not Source.ON_FILE}
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """When a turn resolves, as the deadline (`bot.games.turns.is_due`) reads it and every letter
+    says it: its deadline as it stands (`due`; None: the turn has none, it waits for the GM's
+    call or, in a practice race, for its person's orders), when the deadline resolves it
+    (`closes`: `due` and the game's grace), whether it is paused (no deadline runs: the GM's
+    RESUME sets one), resolved, of a practice race, and whether it resolves as soon as every
+    person's orders are in (`early`: the game's early resolution; a seat's WAIT may hold it,
+    `bot.store.turn_held`)."""
+
+    due: datetime | None = None
+    closes: datetime | None = None
+    paused: bool = False
+    resolved: bool = False
+    practice: bool = False
+    early: bool = False
+
+    @property
+    def running(self) -> datetime | None:
+        """The deadline that runs: `due`, unless the game is paused or the turn resolved."""
+        return None if self.paused or self.resolved else self.due
+
+
+def timing(game: Game, turn: Turn | None) -> Timing:
+    """`turn`'s `Timing` in `game` (no turn: none, as the game stands)."""
+    paused = game.status == GameStatus.PAUSED
+    if turn is None:
+        return Timing(paused=paused, practice=bool(game.practice), early=bool(game.early_resolution))
+    due = as_utc(turn.deadline) if turn.deadline is not None else None
+    return Timing(
+        due,
+        due + timedelta(minutes=game.grace_minutes or 0) if due is not None else None,
+        paused,
+        turn.resolved_at is not None,
+        bool(game.practice),
+        bool(game.early_resolution),
+    )
 
 
 def nmr_default(rules: AnyGame, state: GameState, seat: Seat) -> tuple[tuple[GameOrder, ...], Source]:

@@ -2,11 +2,12 @@
 parse of the batch read ahead (`bot.mail_in.parse_worker`) and the working out of due turns
 (`bot.games.workers`).
 
-A `WorkerPool` is a convenience, never a dependency. Its processes are spawned on first use
-(a fresh interpreter: none of the service's threads, connections or locks is copied into
-it), each outlives the service that started it by a second at most however the service
-ends, and once one fails (it died, it could not be started, a piece of work failed in it)
-the pool is given up for good, logged once, and its user does the work in its own process.
+A `WorkerPool` is a convenience, never a dependency. Its processes are spawned on first use,
+or ahead of it when asked (`start`), each a fresh interpreter (none of the service's threads,
+connections or locks is copied into it); each outlives the service that started it by a
+second at most however the service ends, and once one fails (it died, it could not be
+started, a piece of work failed in it) the pool is given up for good, logged once, and its
+user does the work in its own process.
 
 Each worker is one process and one pipe, not a `concurrent.futures.ProcessPoolExecutor`:
 waiting for a result waits on the pipe and on the process's end together, so a worker that
@@ -176,6 +177,32 @@ class WorkerPool:
             pending: Pending[T] = Pending(self, worker)
             worker.waiting.append(pending)
             return pending
+
+    def start(self, function: Callable[..., object], *args: object, kept: bool = False) -> bool:
+        """Every worker spawned now rather than on first use, each made ready by one piece of
+        work, ``function(*args)`` (``function(kept, *args)`` with `kept`, as `submit_kept`),
+        waited for: what a worker's start costs (a fresh interpreter, its imports, what the
+        piece builds and keeps) is then paid before the first real piece of work, not by it.
+        True when every worker is ready; False when the pool is not usable or has failed
+        meanwhile (logged once, as any failure)."""
+        pending: list[Pending[object]] = []
+        with self._lock:
+            if not self.usable:
+                return False
+            try:
+                for worker in self._started():
+                    worker.conn.send((function, args, kept))
+                    pending.append(Pending(self, worker))
+                    worker.waiting.append(pending[-1])
+            except Exception as exc:  # noqa: BLE001 - as `submit`: the pool is given up, the caller goes on
+                self.give_up(exc)
+                return False
+        try:
+            for one in pending:
+                one.result()
+        except WorkerFailed:
+            return False
+        return True
 
     def _started(self) -> list[_Worker]:
         if self._workers is None:

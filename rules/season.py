@@ -16,8 +16,11 @@ Scoring (docs/championships.md):
 * a driver classified "did not finish" by the game scores nothing;
 * a no-show (a seat that never sent orders) scores nothing and loses `no_show_penalty` points;
 * a driver put out by the NMR limit scores nothing and loses `nmr_penalty` points;
-* each driver's `drop` lowest race scores are dropped (the earliest race first among equals);
-  penalties are never dropped;
+* each driver's best `races - drop` race scores count (`races`: the races the season runs): a
+  driver's lowest scores are dropped only once they have more results than that, `drop` of them
+  at most (the earliest race first among equals) -- after race 1 of 3 with one dropped, the one
+  result counts, and a substitute who drove two of the three keeps both; penalties are never
+  dropped;
 * ties on points are broken by countback: more wins, then more second places, and so on, over
   every race (dropped ones too); drivers still level share the place (names in order).
 """
@@ -126,14 +129,24 @@ class ScoringTable:
 @dataclass(frozen=True, slots=True)
 class SeasonRules:
     table: ScoringTable
-    drop: int = 0  # each driver's lowest race scores left out
+    drop: int = 0  # each driver's lowest race scores left out, once they have more than races - drop
     no_show_penalty: int = 0
     nmr_penalty: int = 0
+    races: int = 0  # the races the season runs (0: not known, so each driver's `drop` lowest always go)
+
+    def dropped_of(self, results: int) -> int:
+        """How many of a driver's `results` race scores are dropped: those past the best
+        `races - drop` that count, `drop` at most."""
+        if not self.races:
+            return self.drop
+        return min(self.drop, max(0, results - (self.races - self.drop)))
 
     def __post_init__(self) -> None:
         for value in (self.drop, self.no_show_penalty, self.nmr_penalty):
             if not 0 <= value <= MAX_POINTS:
                 raise SeasonError(f"dropped results and penalties are whole numbers from 0 to {MAX_POINTS}")
+        if not 0 <= self.races <= MAX_POINTS:
+            raise SeasonError(f"a season runs 0 to {MAX_POINTS} races")
 
 
 class Outcome(enum.StrEnum):
@@ -245,7 +258,7 @@ def standings(rules: SeasonRules, results: Iterable[RaceResult]) -> tuple[Standi
     longest = max((r.field for r in races), default=0)
     rows: list[tuple[int, tuple[int, ...], Driver, tuple[RaceScore, ...]]] = []
     for driver, scores in by_driver.items():
-        marked = _with_drops(scores, rules.drop)
+        marked = _with_drops(scores, rules.dropped_of(len(scores)))
         total = sum(s.points for s in marked if not s.dropped) - sum(s.penalty for s in marked)
         countback = tuple(sum(1 for s in marked if s.place == place) for place in range(1, longest + 1))
         rows.append((total, countback, driver, marked))

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import pytest
 
@@ -63,6 +63,25 @@ def migrated_sqlite(url: str) -> None:
         return
     prepare_sqlite_file(url)
     shutil.copyfile(_sqlite_template[0], path)
+
+
+def init_site(directory: Path, address: str = "flagman@localhost") -> Path:
+    """What `bot.cli.init_dir` makes in `directory` (a configuration on the embedded default, the
+    site secret, the Maildir folders, a migrated database), the database a copy of the file
+    migrated once in this process (`migrated_sqlite`), which `init_dir` then finds at the head
+    revision: the same site without running every migration for every test. A directory that
+    already has a configuration is left to `init_dir` as it is (tests/test_test_databases.py
+    compares the two sites' databases)."""
+    import tomllib
+
+    from bot.cli import init_dir
+    from bot.cli.init import CONFIG_TEMPLATE
+
+    if not (directory / "flagman.toml").exists():
+        directory.mkdir(parents=True, exist_ok=True)
+        url = tomllib.loads(CONFIG_TEMPLATE.format(address=address))["database"]["url"]
+        migrated_sqlite(f"sqlite:///{directory / url.removeprefix('sqlite:///')}")
+    return init_dir(directory, address)
 
 
 def migrated(url: str) -> None:
@@ -148,14 +167,22 @@ class Done:
     stderr: str
 
 
-def flagman_command(config: Path | None, *args: str, env: dict[str, str] | None = None) -> Done:
+def flagman_command(
+    config: Path | None,
+    *args: str,
+    env: dict[str, str] | None = None,
+    streams: tuple[TextIO, TextIO] | None = None,
+) -> Done:
     """`flagman [--config CONFIG] ARGS...` run in this process (`bot.cli.main`), as
     `flagman_process` runs it in one of its own, without the cost of starting Python: the same
     environment (the FLAGMAN_ variables but FLAGMAN_CONFIG left out, `env` added), its stdout
     and stderr captured, the log set up as the command sets it up (on its stdout), the status
     it returns or exits with; an exception it lets out is a traceback on stderr and status 1, as
     Python's own. For what a command says and its status; what only a process shows (file modes
-    without root's override, the interpreter's start, signals) stays with `flagman_process`."""
+    without root's override, the interpreter's start, signals) stays with `flagman_process`.
+    `streams` (files with descriptors of their own, stdout's and stderr's) are written instead
+    of the captures, whose text is then empty: a command that tells its streams by their file
+    (the journal's, `bot.cli.logs.is_journal`) meets them as it would in its process."""
     import contextlib
     import io
     import logging
@@ -169,6 +196,7 @@ def flagman_command(config: Path | None, *args: str, env: dict[str, str] | None 
     quietened = [logging.getLogger(name) for name in ("alembic", "apscheduler", "imapclient", "sqlalchemy")]
     saved_levels = [logger.level for logger in quietened]  # the command sets them for its process
     out, err = io.StringIO(), io.StringIO()
+    written: tuple[TextIO, TextIO] = (out, err) if streams is None else streams
     argv = [*(["--config", str(config)] if config is not None else []), *args]
     try:
         for key in [k for k in os.environ if k.startswith("FLAGMAN_") and k != "FLAGMAN_CONFIG"]:
@@ -176,7 +204,7 @@ def flagman_command(config: Path | None, *args: str, env: dict[str, str] | None 
         os.environ.pop("JOURNAL_STREAM", None)
         os.environ.update(env or {})
         root.handlers = []  # the command's own log on its stdout, as in its process
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        with contextlib.redirect_stdout(written[0]), contextlib.redirect_stderr(written[1]):
             try:
                 code = main(argv)
             except SystemExit as exc:
@@ -186,6 +214,8 @@ def flagman_command(config: Path | None, *args: str, env: dict[str, str] | None 
             except Exception:  # noqa: BLE001 - what the interpreter would print, and its status
                 traceback.print_exc()
                 code = 1
+            for stream in written:
+                stream.flush()
     finally:
         for handler in root.handlers:
             if handler not in saved_handlers:

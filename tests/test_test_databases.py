@@ -1,4 +1,4 @@
-"""The tests' databases (tests/helpers.py `fresh_database`, `migrated`) are copies of one database
+"""The tests' databases (tests/helpers.py `fresh_database`, `migrated`, `init_site`) are copies of one database
 migrated once: each copy must be what `migrate` itself makes of an empty database, schema, rows
 and file mode, or the tests would check a database the bot never has."""
 
@@ -11,8 +11,9 @@ from pathlib import Path
 import psycopg
 from sqlalchemy.engine import make_url
 
+from bot.cli import init_dir
 from bot.db import migrate
-from tests.helpers import fresh_database, migrated
+from tests.helpers import fresh_database, init_site, migrated
 from tests.servers import Postgres
 
 
@@ -64,6 +65,20 @@ def test_a_database_with_rows_is_migrated_as_it_is_never_replaced(tmp_path: Path
     with sqlite3.connect(path) as conn:
         assert conn.execute("select x from kept").fetchall() == [(1,)]
     conn.close()
+
+
+def test_a_site_of_init_site_is_what_init_dir_makes(tmp_path: Path) -> None:
+    made = init_dir(tmp_path / "made", "flagman@site.test")
+    copied = init_site(tmp_path / "copied", "flagman@site.test")
+
+    assert copied.read_text() == made.read_text()
+    assert _sqlite_content(copied.parent / "flagman.sqlite") == _sqlite_content(made.parent / "flagman.sqlite")
+    assert dict(_sqlite_content(copied.parent / "flagman.sqlite"))["alembic_version"] != ()
+    for site in (made.parent, copied.parent):
+        found = sorted(str(p.relative_to(site)) for p in site.rglob("*") if not p.name.startswith("flagman.sqlite-"))
+        assert found == ["flagman.sqlite", "flagman.toml", "mail", "mail/inbox", "mail/outbox", "site-secret"], found
+        for name, mode in (("flagman.sqlite", 0o600), ("site-secret", 0o600)):
+            assert stat.S_IMODE((site / name).stat().st_mode) == mode, site / name
 
 
 def _postgres_content(url: str) -> list[tuple[object, ...]]:

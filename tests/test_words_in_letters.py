@@ -13,7 +13,9 @@ with literal text* when one of its arguments that is words (every positional one
 a call into another function, to become an answer there, are caught where they are most often
 passed: a keyword argument named `text`, `title`, `reason`, `body`, `summary`, `description` or
 `note` given words, in a call of any function but `say` (whose facts are checked as below) and
-argparse's (the command line's help). Words are:
+argparse's (the command line's help); and words given, by position or by name, to a parameter
+that becomes an answer's words in the function called (`reaching_parameters`: a module's own
+function, or another module's public one, through one function or several). Words are:
 
 * a string literal with a letter in it, an f-string with such a part, a sum, choice or `or` of
   them, a method of one ("...".format), or a join of them (", ".join(f"{s} in {g}" ...));
@@ -39,7 +41,11 @@ as the rule's reason (docs/DESIGN.md, "Words live in letters"): where `bot/` cat
 error by name (or by a tuple of names that holds one), the error is handed only to
 `bot.letters.refusals.refusal` or as a fact to `say(kind, reason=...)`, logged, chained
 (``raise ... from error``) or tested with `isinstance`; never given words of the code's own
-(`GameError(f"bad option: {error}")`). `rule_text_outside_templates` finds the rest.
+(`GameError(f"bad option: {error}")`). `rule_text_outside_templates` finds the rest. A rule's
+reason read without an exception (a parse's `Problem.reason`) is never put in an f-string, a
+sum or a join with words either (`reason_in_words`: a refused set's record detail, listed in
+the GM's digest, is `say("orders_refused_detail", ...)`); `flagman verify` (bot/verify.py, a
+program any player runs, its one line at the terminal) is the command line's, out of scope.
 
 Out of scope: the command line's own output to the operator at the terminal (bot/cli/: `print`,
 argparse's help and errors, the `flagman play` front end) is no letter, and its words stay in
@@ -52,7 +58,7 @@ from __future__ import annotations
 
 import ast
 from collections import Counter
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -71,6 +77,15 @@ ANSWERS: dict[str, tuple[int, ...] | None] = {
     "News": (0, 1),
 }
 WORD_KEYWORDS = frozenset({"title", "text"})
+# The same calls' word places exactly (a parameter handed to one becomes an answer's words):
+# `Notice(to, title, text)`, `notice(shell, session, to, title, text)`, `ctx.refuse(title, text)`.
+WORD_PLACES: dict[str, frozenset[int]] = {
+    "Notice": frozenset({1, 2}),
+    "notice": frozenset({3, 4}),
+    "refuse": frozenset({0, 1}),
+    "announce": frozenset({1, 2}),
+    "News": frozenset({0, 1}),
+}
 # Keyword arguments that hand words on to become an answer in the function called (a Notice's
 # text, a calendar event's summary, a refusal's reason ...), in a call of any function but `say`.
 PASSED_KEYWORDS = frozenset({"text", "title", "reason", "body", "summary", "description", "note"})
@@ -203,11 +218,15 @@ def _helpers(tree: ast.Module) -> frozenset[str]:
         helpers = more
 
 
-def answers_with_literal_words(source: str, handlers: Collection[str] = ()) -> list[int]:
+def answers_with_literal_words(
+    source: str, handlers: Collection[str] = (), reaching: Mapping[str, Reach] | None = None
+) -> list[int]:
     """The lines of `source` where an answer is built with literal words: an answer's call
-    (`ANSWERS`) given words, or a return of one of `handlers` (command handlers, by name) that is
-    words."""
+    (`ANSWERS`) given words, a return of one of `handlers` (command handlers, by name) that is
+    words, or a call of a function of `reaching` (by name: `reaching_parameters`) given words in
+    a parameter that becomes an answer's words there."""
     tree = ast.parse(source)
+    reaching = reaching_parameters((source,)) if reaching is None else reaching
     helpers = _helpers(tree)
     found: set[int] = set()
     for scope in _scopes(tree):
@@ -232,6 +251,14 @@ def answers_with_literal_words(source: str, handlers: Collection[str] = ()) -> l
                 passed = [k.value for k in node.keywords if k.arg in PASSED_KEYWORDS]
                 if any(literal_words(arg, known) for arg in passed):
                     found.add(node.lineno)
+            if isinstance(node, ast.Call) and name is not None and name in reaching and name not in ANSWERS:
+                reach = reaching[name]
+                # A method called on its object: its first parameter (self) is not among the arguments.
+                shift = 1 if isinstance(node.func, ast.Attribute) and reach.method else 0
+                given = [arg for i, arg in enumerate(node.args) if i + shift in reach.positions]
+                given += [k.value for k in node.keywords if k.arg in reach.names]
+                if any(literal_words(arg, known) for arg in given):
+                    found.add(node.lineno)
         if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef) and scope.name in handlers:
             found.update(
                 node.lineno
@@ -243,6 +270,70 @@ def answers_with_literal_words(source: str, handlers: Collection[str] = ()) -> l
 
 def _name(func: ast.expr) -> str | None:
     return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """The parameters of a function (by position, and by name) whose value becomes an answer's
+    words in it; `method`: its first parameter is ``self`` or ``cls``."""
+
+    positions: frozenset[int]
+    names: frozenset[str]
+    method: bool = False
+
+
+def _answer_words(node: ast.Call, reaching: Mapping[str, Reach]) -> list[ast.expr]:
+    """The arguments of `node` that become an answer's words: an answer's word places, a
+    refusal's detail without an answer, a keyword that hands words on, or a parameter of a
+    function of `reaching` that does."""
+    name = _name(node.func)
+    found: list[ast.expr] = []
+    if name in WORD_PLACES:
+        found += [arg for i, arg in enumerate(node.args) if i in WORD_PLACES[name]]
+        found += [k.value for k in node.keywords if k.arg in WORD_KEYWORDS]
+    if name in REFUSALS and len(node.args) == 1 and not any(k.arg == "answer" for k in node.keywords):
+        found.append(node.args[0])
+    if name is not None and name in reaching and name not in ANSWERS and name != SAY:
+        reach = reaching[name]
+        shift = 1 if isinstance(node.func, ast.Attribute) and reach.method else 0
+        found += [arg for i, arg in enumerate(node.args) if i + shift in reach.positions]
+        found += [k.value for k in node.keywords if k.arg in reach.names]
+    return found
+
+
+def reaching_parameters(sources: Iterable[str], seed: Mapping[str, Reach] | None = None) -> dict[str, Reach]:
+    """The functions of `sources` (by name) with a parameter that becomes an answer's words in
+    them: handed as it is (a bare name) to an answer's word place (`WORD_PLACES`, a title or
+    text keyword, a refusal's detail without an answer), or to such a parameter of another of
+    them (or of `seed`'s, the other modules' public functions)."""
+    functions = [
+        node
+        for source in sources
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    ]
+    reaching: dict[str, Reach] = dict(seed or {})
+    while True:
+        more: dict[str, Reach] = dict(seed or {})
+        for function in functions:
+            params = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
+            keyword_only = [a.arg for a in function.args.kwonlyargs]
+            handed = {
+                arg.id
+                for node in ast.walk(function)
+                if isinstance(node, ast.Call)
+                for arg in _answer_words(node, reaching)
+                if isinstance(arg, ast.Name)
+            }
+            positions = frozenset(i for i, p in enumerate(params) if p in handed)
+            names = frozenset(p for p in (*params, *keyword_only) if p in handed)
+            if names:
+                old = more.get(function.name, Reach(frozenset(), frozenset()))
+                method = bool(params) and params[0] in {"self", "cls"}
+                more[function.name] = Reach(old.positions | positions, old.names | names, method or old.method)
+        if more == reaching:
+            return reaching
+        reaching = more
 
 
 def handlers() -> dict[str, frozenset[str]]:
@@ -269,11 +360,24 @@ def offenders(root: Path = REPO) -> Counter[str]:
     with how many."""
     counts: Counter[str] = Counter()
     by_module = handlers()
-    for path in sorted((root / "bot").rglob("*.py")):
-        relative = path.relative_to(root).as_posix()
+    sources = {
+        path.relative_to(root).as_posix(): path.read_text(encoding="utf-8")
+        for path in sorted((root / "bot").rglob("*.py"))
+    }
+    # A private function (`_refuse`) is its module's: another module's of the same name is another.
+    public: dict[str, Reach] = {}
+    for _ in range(2):  # a public function that hands words to another module's
+        public = {
+            name: reach
+            for source in sources.values()
+            for name, reach in reaching_parameters((source,), public).items()
+            if not name.startswith("_")
+        }
+    for relative, source in sources.items():
         if relative.startswith("bot/letters/"):
             continue
-        lines = answers_with_literal_words(path.read_text(encoding="utf-8"), by_module.get(relative, ()))
+        reaching = reaching_parameters((source,), public)
+        lines = answers_with_literal_words(source, by_module.get(relative, ()), reaching)
         if lines:
             counts[relative] = len(lines)
     return counts
@@ -562,3 +666,114 @@ def test_a_rules_refusal_reaches_a_person_only_as_a_fact_a_template_frames() -> 
     assert not found, f"a rules refusal given words outside the letters (hand it to refusal or say): {found}"
     registry = (BOT / "commands" / "registry.py").read_text(encoding="utf-8")
     assert rule_text_outside_templates(registry.replace("refusal(exc)", "str(exc)"), rules_errors())
+
+
+# -- a rule's reason outside a caught exception -------------------------------------------------
+
+# Where a rule's reason is the command line's own output, at the terminal: `flagman verify` (a
+# program any player runs on an archive, bot/verify.py: its one line names what does not hold)
+# and bot/cli/, out of scope as above.
+TERMINAL = ("bot/cli/", "bot/verify.py")
+
+
+def _holds_reason(node: ast.AST) -> bool:
+    """Whether `node` reads a `.reason` (a rules `Problem`'s: the rule's own sentence) other than
+    as a fact handed to `say`."""
+    if isinstance(node, ast.Attribute) and node.attr == "reason" and isinstance(node.ctx, ast.Load):
+        return True
+    if isinstance(node, ast.Call) and _name(node.func) == SAY:
+        return False
+    return any(_holds_reason(child) for child in ast.iter_child_nodes(node))
+
+
+def reason_in_words(source: str) -> list[int]:
+    """The lines of `source` where a rule's reason (`Problem.reason`, from a parse that refused a
+    line: no exception caught) is put among words of the code's own: an f-string with words, a
+    sum or ``%`` with words, or a join whose separator is words."""
+    found: set[int] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.JoinedStr) and literal_words(node):
+            if any(isinstance(part, ast.FormattedValue) and _holds_reason(part.value) for part in node.values):
+                found.add(node.lineno)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Mod):
+            if (literal_words(node.left) and _holds_reason(node.right)) or (
+                literal_words(node.right) and _holds_reason(node.left)
+            ):
+                found.add(node.lineno)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "join":
+            separator = node.func.value
+            if isinstance(separator, ast.Constant) and literal_words(separator):
+                if any(_holds_reason(arg) for arg in node.args):
+                    found.add(node.lineno)
+    return sorted(found)
+
+
+REASONS_IN_WORDS = """
+def refused(shown, parsed):
+    detail = "; ".join(f"line {p.line_no}: {p.reason}" for p in shown) or "no orders"
+    raise ValueError(f"{seat}'s orders do not parse: {parsed.problems[0].reason}")
+    why = "refused: " + parsed.problems[0].reason
+    told = " and then ".join(p.reason for p in shown)
+"""
+REASONS_AS_FACTS = """
+def refused(shown, parsed):
+    detail = say("orders_refused_detail", problems=[(p.line_no, p.reason) for p in shown])
+    log.info("refused: %s", "; ".join(p.reason for p in shown))
+    reason = "; ".join(p.reason for p in parsed.problems)
+    if row.reason == Reason.BOUNCE:
+        return f"{when} {row.sender}"
+"""
+
+
+def test_the_detector_finds_a_rules_reason_among_words_of_the_codes_own() -> None:
+    """A rule's reason in an f-string, a sum or a join with words is found; handed to `say` as a
+    fact, joined with a bare separator (the rule's sentences, one after another) or compared, it
+    passes."""
+    assert reason_in_words(REASONS_IN_WORDS) == [3, 4, 5, 6]
+    assert reason_in_words(REASONS_AS_FACTS) == []
+
+
+def test_a_rules_reason_reaches_a_person_only_as_a_fact_a_template_frames() -> None:
+    """No module of bot/ but the letters and the terminal's (`TERMINAL`) puts words of its own
+    around a rule's reason: a refusal's record (the GM's digest lists it) says each line's reason
+    through `say("orders_refused_detail", ...)`; a module planted with one is found."""
+    found = {}
+    for path in sorted(BOT.rglob("*.py")):
+        relative = path.relative_to(REPO).as_posix()
+        if relative.startswith(("bot/letters/", *TERMINAL)):
+            continue
+        lines = reason_in_words(path.read_text(encoding="utf-8"))
+        if lines:
+            found[relative] = lines
+    assert not found, f"a rule's reason given words outside the letters (hand it to say as a fact): {found}"
+    assert reason_in_words((BOT / "verify.py").read_text(encoding="utf-8"))  # the terminal's, found but out of scope
+
+
+# Words handed positionally to a function of the module whose parameter becomes an answer's
+# words there (the JOIN refusal's `_refuse(game, address, title, text, detail)`), through a
+# public function of another module too.
+HANDED_ON = """
+def _refuse(game, address, title, text, detail):
+    return Refused("JOIN refused: " + detail, Notice(ToAddress(address), title, text), label="JOIN refused")
+
+def _tell(ctx, why):
+    return _refuse(None, ctx.address, say("join_title"), why, "name")
+
+def open_game(ctx, name):
+    raise _refuse(None, ctx.address, "No such game", say("join_none", game=name), "unknown game")
+    raise _tell(ctx, f"there is no game called {name}")
+    raise _refuse(None, ctx.address, say("join_title"), say("join_none", game=name), "unknown game")
+    raise _tell(ctx, say("join_none", game=name))
+"""
+
+
+def test_the_detector_finds_words_handed_positionally_to_a_parameter_that_becomes_an_answer() -> None:
+    """Words given to a parameter that reaches a `Notice` (through one function or two) are
+    found; the same from templates, and a parameter that only reaches the record's detail, pass."""
+    reach = reaching_parameters((HANDED_ON,))
+    assert reach["_refuse"].positions == frozenset({2, 3}) and reach["_tell"].positions == frozenset({1})
+    assert answers_with_literal_words(HANDED_ON) == [9, 10]
+    # A public function of another module: its parameters are read from that module.
+    seed = reaching_parameters(("def tell(shell, session, to, words):\n    notice(shell, session, to, t, words)\n",))
+    assert answers_with_literal_words('letters.tell(shell, s, to, "Hello there")', (), seed) == [1]
+    assert answers_with_literal_words('letters.tell(shell, s, to, say("hello"))', (), seed) == []

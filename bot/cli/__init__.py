@@ -212,7 +212,7 @@ def _due_words(deadline: str | None) -> str:
 def _cmd_game_list(args: argparse.Namespace) -> int:
     from sqlalchemy import select
 
-    from bot import store
+    from bot import outlook, store
     from bot.letters.context import deadline_text
     from bot.models import Game
 
@@ -220,7 +220,7 @@ def _cmd_game_list(args: argparse.Namespace) -> int:
     with open_app(args) as app, app.db.read() as session:
         for game in session.scalars(select(Game).order_by(Game.id)):
             turn = store.open_turn(session, game)
-            due = deadline_text(turn, game.timezone)
+            due = deadline_text(outlook.timing(game, turn), game.timezone)
             robots = sum(1 for seat in game.seats if seat.robot)
             if args.json:
                 listed.append(
@@ -290,7 +290,7 @@ def _cmd_game_show(args: argparse.Namespace) -> int:
             return 2
         rules, state, turn = turns.current_state(session, game) if game.turns else (turns.rules_of(game), None, None)
         watching = observers.observers_of(session, game)
-        due = deadline_text(turn, game.timezone) if turn is not None else None
+        due = deadline_text(outlook.timing(game, turn), game.timezone) if turn is not None else None
         seats: list[dict[str, object]] = []
         lines = [
             f"{game.name}: {rules.title}, {game.status}{' (practice)' if game.practice else ''}; GM {game.gm_address}; "

@@ -70,7 +70,7 @@ class SeasonDemo(Demo):
             f"by mail on SQLite + Maildir in {self.root}"
         )
         self.say(
-            "Scoring f1 (25-18-15-...), the lowest race dropped, a no-show loses 5 points; the bot makes each "
+            "Scoring f1 (25-18-15-...), each driver's best two races counting, a no-show loses 5 points; the bot makes each "
             "next race when the last ends, its grid drawn from the table. The clock is simulated.\n"
         )
         self.app.service.send()

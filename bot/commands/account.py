@@ -30,6 +30,7 @@ from bot.letters.words import say
 from bot.mail_in import tokens
 from bot.mail_in.auth import GM_SEAT
 from bot.models import GameStatus, PendingRequest, Player, Seat
+from bot.outlook import timing
 from bot.schedules import closest_zones, find_zone, format_local
 
 MAX_VACATION_DAYS = 62  # one VACATION: at most about two months; the GM can do more
@@ -67,9 +68,11 @@ def timezone(ctx: CommandContext, command: Timezone) -> Reply:
     examples = []
     for seat in seats[:3]:
         turn = store.open_turn(ctx.session, seat.game)
-        shown = deadline_text(turn, zone)
-        if shown:
-            examples.append({"game": seat.game.name, "deadline": shown})
+        when = timing(seat.game, turn)
+        if when.paused:  # no deadline runs: RESUME sets one
+            examples.append({"game": seat.game.name, "deadline": None, "paused": True})
+        elif (shown := deadline_text(when, zone)) is not None:
+            examples.append({"game": seat.game.name, "deadline": shown, "paused": False})
     text = say("commands_zone_set", zone=zone, examples=examples)
     return Reply(
         (Notice(ctx.to, say("commands_zone_set_title", zone=zone), text, kind="timezone", error=False),),

@@ -36,6 +36,7 @@ from bot.letters.context import deadline_text, game_context
 from bot.letters.words import say
 from bot.mail_in import tokens
 from bot.models import Game, GameStatus, Observer, Player, RequestStatus
+from bot.outlook import timing
 from rules import find_game
 from rules.reliability import Reliability
 
@@ -69,7 +70,7 @@ def list_games(ctx: CommandContext, command: ListGames) -> Reply:
     )  # practice games are their person's alone
     running = sorted(
         (g for g in games if g.status != GameStatus.FINISHED),
-        key=lambda g: (g.status != GameStatus.SIGNUP, g.status == GameStatus.PAUSED, g.name),
+        key=lambda g: (g.status != GameStatus.SIGNUP, timing(g, None).paused, g.name),
     )
     open_turns = store.open_turns(session, [g for g in running if g.status != GameStatus.SIGNUP])
     player = ctx.player()
@@ -93,8 +94,8 @@ def list_games(ctx: CommandContext, command: ListGames) -> Reply:
             facts.update(
                 open=False,
                 turn=turn.label if turn is not None else "",
-                paused=game.status == GameStatus.PAUSED,
-                due=(deadline_text(turn, zone) or "at the GM's call") if turn is not None else "-",
+                paused=timing(game, turn).paused,
+                due=(deadline_text(timing(game, turn), zone) or say("at_gm_call")) if turn is not None else "-",
             )
         listed.append(facts)
     finished = [g.name for g in games if g.status == GameStatus.FINISHED][-MAX_FINISHED:]
@@ -120,7 +121,7 @@ def rules(ctx: CommandContext, command: ShowRules) -> Reply:
             "players": len(store.active_seats(game)),
             "deadline_spec": game.deadline_spec,
             "game_timezone": game.timezone,
-            "early": game.early_resolution,
+            "early": timing(game, None).early,
             "press": game.press,
         }
     )

@@ -29,7 +29,7 @@ from bot import dice, letters, outlook, store
 from bot.clock import as_utc
 from bot.facts import Claims, Counts, Kept
 from bot.fate import Refused
-from bot.games import carried, ratings, reliability, reminders, robots, turns
+from bot.games import carried, ratings, reliability, reminders, robots, seasons, turns
 from bot.games.archive import NewTurn
 from bot.games.deadline import resolve_writes
 from bot.games.seats import (
@@ -142,9 +142,9 @@ def _not_valid(rules: AnyGame, state: GameState, seat: Seat, parsed: Parsed[Game
     return Refused("\n".join((said, rules.order_help(state, seat.name))))
 
 
-def _deadline_words(turn: Turn | None, zone: str) -> str:
-    """When `turn` is due, in `zone`, or that it waits for the GM's call."""
-    return say("gm_due", deadline=deadline_text(turn, zone))
+def _deadline_words(when: outlook.Timing, zone: str) -> str:
+    """When the turn of the outlook's `when` is due, in `zone`, or that it waits for the GM's call."""
+    return say("gm_due", deadline=deadline_text(when, zone))
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,8 +209,10 @@ def tell_players(shell: Shell, session: Session, game: Game, news: Sequence[News
             {
                 "seat": {"name": seat.name, "display": seat.player.name},
                 "items": [{"title": n.title, "text": n.text, "lead": n.rank == LEAD} for n in told],
-                "turn": {"label": turn.label, "deadline": deadline_text(turn, zone)} if turn is not None else None,
-                "paused": game.status == GameStatus.PAUSED,
+                "turn": {"label": turn.label, "deadline": deadline_text(outlook.timing(game, turn), zone)}
+                if turn is not None
+                else None,
+                "paused": outlook.timing(game, turn).paused,
                 "moved": any(n.calendar for n in told),  # the deadline moved: "now due", else "unchanged"
                 # A deadline the GM set while paused is the one RESUME keeps (`resume`): said.
                 "set_for_resume": any(n.kind in ("extend", "deadline") for n in told),
@@ -266,9 +268,9 @@ def extend(ctx: GmAction, args: tuple[str, ...]) -> str:
     _rules, _state, turn = _open(ctx)
     duration, force = _forced(args)
     delta = parse_duration(duration)
-    if turn.deadline is None:
+    old = outlook.timing(ctx.game, turn).due
+    if old is None:
         raise Refused(say("gm_refused", why="no_deadline", label=turn.label, game=ctx.game.name))
-    old = as_utc(turn.deadline)
     new = add(old, delta)  # many EXTENDs in a row must not run the calendar out (year 9999)
     if new <= ctx.now:
         raise Refused(
@@ -307,7 +309,7 @@ def deadline(ctx: GmAction, args: tuple[str, ...]) -> str:
     if new <= ctx.now:
         raise Refused(say("gm_refused", why="in_past", when=format_local(new, ctx.game.timezone), game=ctx.game.name))
     _not_too_soon(ctx, new, force, f"DEADLINE {ctx.game.name} {when}")
-    old = as_utc(turn.deadline) if turn.deadline is not None else None
+    old = outlook.timing(ctx.game, turn).due
     _set_deadline(ctx, turn, new)
     turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # the calendar event's update (RFC 5546)
     ctx.undo = {"deadline": old.isoformat() if old else None}
@@ -394,9 +396,8 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
         seat.gm_plot = None
         ctx.undo = {"seat": seat.name, "gm_plot": old}
         _claim_what_counts(ctx, rules, state, turn, seat)
-        default = (
-            rules.format_orders(rules.default_orders(state, seat.name)) if seat.name in rules.players(state) else ""
-        )
+        # What counts for the seat if nothing of its own arrives, now that no plot stands.
+        default = outlook.what_counts(rules, state, seat, None).text if seat.name in rules.players(state) else ""
         announce(
             ctx,
             say("gm_plot_cleared_title"),
@@ -430,12 +431,14 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
     ctx.undo = {"seat": seat.name, "gm_plot": old}
     _claim_what_counts(ctx, rules, state, turn, seat)
     # In the open turn the plot stands for what the game makes of it, or (not allowed yet) the
-    # game's own default stands until a turn allows it.
+    # game's own default stands until a turn allows it: what counts if nothing of the seat's
+    # own arrives, as the outlook says it (`what_counts`, the deadline's `nmr_default`).
+    counting = outlook.what_counts(rules, state, seat, None)
     stands = None
-    if standing is not None and rules.format_orders(standing) != stored:
-        stands = say("gm_plot_stands", label=turn.label, standing=orders_block(rules.format_orders(standing)))
-    elif standing is None and not_yet:
-        default = rules.format_orders(rules.default_orders(state, seat.name))
+    if counting.source is outlook.Source.PLOT and counting.text != stored:
+        stands = say("gm_plot_stands", label=turn.label, standing=orders_block(counting.text))
+    elif counting.source is not outlook.Source.PLOT and not_yet:
+        default = counting.text
         stands = say(
             "gm_plot_stands",
             label=turn.label,
@@ -455,7 +458,7 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
 
 def process(ctx: GmAction, args: tuple[str, ...]) -> str:
     rules, state, turn = _open(ctx)
-    resumed = ctx.game.status == GameStatus.PAUSED
+    resumed = outlook.timing(ctx.game, None).paused
     if resumed:  # PROCESS resolves the turn now, and the game goes on from there
         ctx.game.status = GameStatus.ACTIVE
     writes, resolved = resolve_writes(ctx.shell, ctx.session, ctx.game, turn)
@@ -470,7 +473,7 @@ def process(ctx: GmAction, args: tuple[str, ...]) -> str:
         defaulted=[name for name in outcome.defaulted if outcome.filled.get(name) != "plot"],
         plotted=[name for name in outcome.defaulted if outcome.filled.get(name) == "plot"],
         next=following.label if following is not None else None,
-        due=_deadline_words(following, ctx.game.timezone) if following is not None else None,
+        due=_deadline_words(outlook.timing(ctx.game, following), ctx.game.timezone) if following is not None else None,
         kept=carried_words.in_gm_results(writes.recheck, following.label if following is not None else turn.label),
     )
 
@@ -512,7 +515,10 @@ def preview(ctx: GmAction, args: tuple[str, ...]) -> str:
         {
             "view": view,
             "robots": seat_labels(ctx.game.seats),
-            "turn": {"label": turn.label, "deadline": _deadline_words(turn, ctx.game.timezone)},
+            "turn": {
+                "label": turn.label,
+                "deadline": _deadline_words(outlook.timing(ctx.game, turn), ctx.game.timezone),
+            },
             "orders": orders,
             "defaulted": [name for name in outcome.defaulted if outcome.filled.get(name) != "plot"],
             "plotted": [name for name in outcome.defaulted if outcome.filled.get(name) == "plot"],
@@ -585,7 +591,7 @@ def resume(ctx: GmAction, args: tuple[str, ...]) -> str:
             fresh = old
         _set_deadline(ctx, turn, fresh if fresh is not None else old)
     # The pause cancelled the deadline's calendar event: it is sent again, moved or not.
-    moved = turn.deadline is not None
+    moved = outlook.timing(ctx.game, turn).due is not None
     if moved:
         turn.calendar_sequence = (turn.calendar_sequence or 0) + 1  # the calendar event's update (RFC 5546)
     ctx.undo = {"deadline": old.isoformat() if old else None}
@@ -607,7 +613,7 @@ def resume(ctx: GmAction, args: tuple[str, ...]) -> str:
         game=ctx.game.name,
         label=turn.label,
         resolved=False,
-        due=_deadline_words(turn, ctx.game.timezone),
+        due=_deadline_words(outlook.timing(ctx.game, turn), ctx.game.timezone),
     )
 
 
@@ -700,6 +706,7 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
             predecessor=old_player.name,
             label=label,
             on_file=on_file,
+            season_part=seasons.seat_goes_on(ctx.session, ctx.game, "taker"),
         ),
     )
     announce(
@@ -1213,7 +1220,7 @@ def start(ctx: GmAction, args: tuple[str, ...]) -> str:
         game=game.name,
         players=len(store.active_seats(game)),
         label=turn.label,
-        due=_deadline_words(turn, game.timezone),
+        due=_deadline_words(outlook.timing(game, turn), game.timezone),
     )
 
 

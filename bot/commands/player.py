@@ -139,16 +139,16 @@ def status(ctx: CommandContext, command: Status) -> Reply:
         {
             "view": rules.view(state, None, seat.name if seat else Viewer.GM),
             # A paused game has no deadline running: its turn resolves when the GM resumes it.
-            "deadline": None if game.status == GameStatus.PAUSED else deadline_text(turn, zone),
-            "paused": game.status == GameStatus.PAUSED,
-            "practice": practice_terms(ctx.shell, game),
+            "deadline": None if outlook.timing(game, turn).paused else deadline_text(outlook.timing(game, turn), zone),
+            "paused": outlook.timing(game, turn).paused,
+            "practice": practice_terms(ctx.shell, outlook.timing(game, turn)),
             "soonest": turns.soonest_text(ctx.shell, game, turn, zone) if turn is not None else None,
             "ordered": ordered,
             "missing": missing,
             "incomplete": incomplete,
             "own_incomplete": seat is not None and seat.name in incomplete,
             "timezone": zone,
-            "held": turn is not None and game.early_resolution and store.turn_held(session, turn),
+            "held": turn is not None and outlook.timing(game, turn).early and store.turn_held(session, turn),
             "robots": seat_labels(game.seats),
         }
     )
@@ -198,8 +198,8 @@ def show_orders(ctx: CommandContext, command: ShowOrders) -> Reply:
                 "commands_orders_on_file",
                 expected=True,
                 turn=turn.label,
-                paused=seat.game.status == GameStatus.PAUSED,
-                deadline=due_by(ctx.shell, seat.game, turn, seat.player.timezone),
+                paused=outlook.timing(seat.game, turn).paused,
+                deadline=due_by(ctx.shell, outlook.timing(seat.game, turn), seat.player.timezone),
                 on_file=orders_block(rules.format_orders(on_file)) if on_file is not None else None,
                 gets=gets(counting),
                 # what is missing is named with the default that fills it.
@@ -334,7 +334,7 @@ def clear(ctx: CommandContext, command: Clear) -> Reply:
     (the GM's plot, if any) until new orders arrive."""
     seat, turn, rules, state = _open_turn_for(ctx, command.game, "CLEAR")
     _note(ctx, seat, turn, store.CLEAR, "CLEAR")
-    default, source = outlook.nmr_default(rules, state, seat)
+    counting = what_counts(rules, state, seat, None)  # what counts now that nothing is on file
     text = (
         say(
             "practice_cleared",
@@ -347,15 +347,13 @@ def clear(ctx: CommandContext, command: Clear) -> Reply:
             "commands_cleared",
             turn=turn.label,
             game=seat.game.name,
-            paused=seat.game.status == GameStatus.PAUSED,
-            deadline=due_by(ctx.shell, seat.game, turn, seat.player.timezone),
-            plot=source == "plot",
-            default=orders_block(rules.format_orders(default)),
+            paused=outlook.timing(seat.game, turn).paused,
+            deadline=due_by(ctx.shell, outlook.timing(seat.game, turn), seat.player.timezone),
+            plot=counting.source is outlook.Source.PLOT,
+            default=orders_block(counting.text),
         )
     )
-    said = claims.of_turn(
-        seat.game, turn, claims.counts(seat.name, outlook.Counts(default, rules.format_orders(default), source))
-    )
+    said = claims.of_turn(seat.game, turn, claims.counts(seat.name, counting))
     return Reply(
         (Notice(ToSeat(seat), say("commands_cleared_title"), text, kind="orders", error=False, claims=(said,)),),
         label=f"CLEAR {seat.game.name}",
@@ -387,8 +385,12 @@ def wait(ctx: CommandContext, command: Wait) -> Reply:
     seat, turn, rules, state = _open_turn_for(ctx, command.game, "WAIT")
     game = seat.game
     _no_hold_in_practice(ctx, seat, turn, "WAIT")
-    facts = {"turn": turn.label, "game": game.name, "deadline": due_by(ctx.shell, game, turn, seat.player.timezone)}
-    if not game.early_resolution:
+    facts = {
+        "turn": turn.label,
+        "game": game.name,
+        "deadline": due_by(ctx.shell, outlook.timing(game, turn), seat.player.timezone),
+    }
+    if not outlook.timing(game, turn).early:
         return Reply(
             (
                 Notice(

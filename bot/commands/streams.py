@@ -32,7 +32,7 @@ from bot.letters.words import say
 from bot.mail_in.auth import describe_authentication, parse_tag, tag_in_recipients
 from bot.mail_in.parse import Inbound
 from bot.mail_out import lists
-from bot.models import GameStatus
+from bot.outlook import timing
 from bot.safe_text import echo
 from bot.schedules import format_local
 
@@ -64,8 +64,9 @@ def ping(ctx: CommandContext, command: Ping) -> Reply:
         else describe_authentication(ctx.inbound.auth_results, settings.auth.authserv_id, ctx.inbound.sender),
         turn=turn.label if turn is not None else "",
         game=seat.game.name if seat is not None else "",
-        paused=seat is not None and seat.game.status == GameStatus.PAUSED,
-        deadline=deadline_text(turn, zone),
+        paused=seat is not None and timing(seat.game, turn).paused,
+        practice=seat is not None and timing(seat.game, turn).practice,
+        deadline=deadline_text(timing(seat.game, turn), zone) if seat is not None else None,
     )
     return Reply((Notice(ctx.to, say("commands_ping_title"), text, kind="ping", error=False),), label="PING")
 

@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session
 
 from bot import letters, store
 from bot.fate import Refused
-from bot.games import reliability, robots, turns
+from bot.games import reliability, robots, seasons, turns
 from bot.games.audit import done_by_the_bot
 from bot.letters import ToAddress, ToGm, ToSeat, notices
 from bot.letters.words import say
@@ -131,6 +131,7 @@ def offer(shell: Shell, session: Session, game: Game, seat: Seat, why: ChangeWhy
     made = SeatOffer(game_id=game.id, seat_id=seat.id, made_at=now, why=why.value, status=OfferStatus.OPEN)
     session.add(made)
     session.flush()
+    season_part = seasons.seat_goes_on(session, game, "offered")
     for person in bench:
         code = offer_code(shell, made, person.address)
         letters.post(
@@ -148,6 +149,7 @@ def offer(shell: Shell, session: Session, game: Game, seat: Seat, why: ChangeWhy
                 code=code,
                 subject_tag=tokens.subject_tag(code),
                 valid_days=tokens.VALID_DAYS,
+                season_part=season_part,
             ),
             kind="seat_offer",
             game=game,
@@ -250,7 +252,13 @@ def take(shell: Shell, session: Session, made: SeatOffer, address: str) -> tuple
         game,
         seat,
         "turn_sheet",
-        note=say("bench_taken_note", seat=seat.name, game=game.name, turn=where),
+        note=say(
+            "bench_taken_note",
+            seat=seat.name,
+            game=game.name,
+            turn=where,
+            season_part=seasons.seat_goes_on(session, game, "taker"),
+        ),
     )
     text = say("bench_taken_gm", seat=seat.name, game=game.name, player=player.name, address=player.address)
     _audit_and_tell_gm(

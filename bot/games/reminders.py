@@ -138,12 +138,10 @@ def send_reminders(shell: Shell) -> int:
 def _marks_to_note(game: Game, turn: Turn, now: datetime) -> tuple[list[timedelta], list[timedelta]] | None:
     """The reminder marks of `turn` to remind for now and to skip silently (`marks_due`);
     None when there is nothing to note (none reached, or the turn has closed)."""
-    if game.status != GameStatus.ACTIVE or turn.deadline is None:
+    when = outlook.timing(game, turn)
+    if game.status != GameStatus.ACTIVE or when.due is None or when.closes is None or now >= when.closes:
         return None
-    closing = turns.closing_time(game, turn)
-    if closing is not None and now >= closing:
-        return None
-    due, skipped = marks_due(_marks_of(game), _done(turn), as_utc(turn.deadline), as_utc(turn.opened_at), now)
+    due, skipped = marks_due(_marks_of(game), _done(turn), when.due, as_utc(turn.opened_at), now)
     return (due, skipped) if due or skipped else None
 
 
@@ -155,7 +153,9 @@ def remind_turn(shell: Shell, session: Session, turn: Turn, now: datetime) -> in
     if marks is None:
         return 0
     due, skipped = marks
-    deadline = as_utc(turn.deadline)
+    deadline = outlook.timing(game, turn).due
+    if deadline is None:
+        return 0
     done = _done(turn)
     turn.reminded = ",".join(sorted(done | {mark_name(m) for m in (*due, *skipped)}))
     if not due:
@@ -185,7 +185,7 @@ def remind_turn(shell: Shell, session: Session, turn: Turn, now: datetime) -> in
             on_file=on_file,
             counting=counting,
             left=time_in_words(deadline - now),
-            early=game.early_resolution and not store.turn_held(session, turn),
+            early=outlook.timing(game, turn).early and not store.turn_held(session, turn),
         )
         letters.post(shell, session, ToSeat(seat), rendered, kind="reminder")
         sent += 1
@@ -207,6 +207,6 @@ def tell_late(shell: Shell, session: Session, game: Game, number: int, lateness:
         game=game.name,
         late=time_in_words(lateness),
         next=turn.label if turn is not None else None,
-        due=deadline_text(turn, game.timezone) if turn is not None else None,
+        due=deadline_text(outlook.timing(game, turn), game.timezone) if turn is not None else None,
     )
     letters.notice(shell, session, ToGm(game), say("deadline_late_subject", label=label), text, kind="late")

@@ -17,6 +17,7 @@ from collections.abc import Collection, Sequence
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from bot.facts import DrawnTier
 from bot.games import seasons, turns
 from bot.letters.words import say
 from bot.models import Game, GameStatus, Player, PressMode, Season, SeasonRace, SeasonStatus
@@ -78,13 +79,16 @@ def make_race(
     seated: Sequence[tuple[str, Player]],
     robots: Sequence[str] = (),
     handed: Collection[str] = (),
+    drawn: DrawnTier | None = None,
 ) -> Game:
     """Race `round_` of `season`, made and started now with the settings of the race `last`
     (deadlines, zone, grace, early resolution, press, reminders, NMR limit, options) and the
     track of the rotation; its seats `seated` (seat name, person) in grid order, then the
     `robots` (``NAME:LEVEL``) at the back. The seats named in `handed` keep a name that was
     another person's (a seat taken over from the bench, or by REPLACE): they are marked handed
-    over, so the letters show them with their holder's name, "anna (Kim)", as in the race before."""
+    over, so the letters show them with their holder's name, "anna (Kim)", as in the race before.
+    `drawn`: the tier of a series' new season this race opens (its grid is the draw, each
+    driver's move beside their name), None: the grid is the season's table."""
     options = {k: str(v) for k, v in (last.options or {}).items()}
     options.update(seasons.track_for(season, round_))
     name = _free_name(session, season.name, round_)
@@ -94,6 +98,9 @@ def make_race(
         round=round_,
         races=season.races_planned,
         grid=[player.name for _, player in seated],
+        drawn=drawn,
+        series=season.series,
+        edition=season.edition,
     )
     game = turns.create_game(
         shell,

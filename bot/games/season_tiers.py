@@ -261,7 +261,7 @@ def redraw(
     if not drawable(tiers):
         raise seasons.SeasonRequestError(say("season_no_draw", series=series))
     if not _settled(tiers):
-        raise seasons.SeasonRequestError(say("season_draw_unsettled", series=series))
+        raise seasons.SeasonRequestError(say("season_draw_unsettled", series=series, reopened=_reopened(tiers)))
     stored = _stored(session, series, tiers[0].edition + 1)
     if stored is not None:
         session.delete(stored)
@@ -304,6 +304,17 @@ def _fact(
         stale=stale,
         several_gms=len({s.gm_address for s in tiers}) > 1,
         confirmed=tuple(sorted(confirmed)),
+        reopened=_reopened(tiers),
+    )
+
+
+def _reopened(tiers: Sequence[Season]) -> tuple[tuple[str, int], ...]:
+    """The races of the tiers reopened by a ROLLBACK, without their result again (game, tier)."""
+    return tuple(
+        (race.game.name, season.tier)
+        for season in tiers
+        for race in season.races
+        if race.game.status != GameStatus.FINISHED
     )
 
 
@@ -351,7 +362,9 @@ def confirm_next(shell: Shell, session: Session, series: str, *, gm_address: str
         raise seasons.SeasonRequestError(say("season_no_draw", series=series))
     fact, drawn = found
     if fact.stale:
-        raise seasons.SeasonRequestError(say("season_draw_stale_refused", series=series, game=fact.confirm_game))
+        raise seasons.SeasonRequestError(
+            say("season_draw_stale_refused", series=series, game=fact.confirm_game, reopened=fact.reopened)
+        )
     for tier, drawn_tier in zip(fact.tiers, drawn, strict=True):
         if not drawn_tier and not tier.robots:
             raise seasons.SeasonRequestError(say("season_empty_tier", tier=tier.tier, series=series))
@@ -388,7 +401,7 @@ def confirm_next(shell: Shell, session: Session, series: str, *, gm_address: str
         try:
             level = next((seat.robot_level for seat in old.races[-1].game.seats if seat.robot), "normal")
             robots = [f"{name}:{level}" for name in tier.robots]
-            season_races.make_race(shell, session, season, 1, old.races[-1].game, seated, robots, handed)
+            season_races.make_race(shell, session, season, 1, old.races[-1].game, seated, robots, handed, tier)
         except turns.GameError as refused:
             raise seasons.SeasonRequestError(say("season_next_refused", tier=tier.tier, reason=str(refused))) from None
     stored.made_at = shell.now()

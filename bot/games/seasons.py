@@ -79,6 +79,7 @@ def season_rules(season: Season) -> SeasonRules:
         drop=season.drop_results,
         no_show_penalty=season.no_show_penalty,
         nmr_penalty=season.nmr_penalty,
+        races=season.races_planned,
     )
 
 
@@ -98,6 +99,20 @@ def season_of(session: Session, game: Game) -> tuple[Season, int] | None:
     else:
         race = session.scalar(select(SeasonRace).where(SeasonRace.game_id == game.id))
     return (race.season, race.round) if race is not None else None
+
+
+def seat_goes_on(session: Session, game: Game, who: str) -> str:
+    """What a seat changing hands in a race of a season means for the season, said to `who`:
+    "taker" (the new holder drives it in the season's next races), "offered" (the bench, before
+    anyone took it) or "leaver" (the holder who resigned runs no more races of it); "" for a game
+    of no season."""
+    found = season_of(session, game)
+    if found is None:
+        return ""
+    season, round_ = found
+    return say(
+        "season_seat_goes_on", game=game.name, round=round_, races=season.races_planned, season=season.name, who=who
+    )
 
 
 def read_ahead(session: Session, game_ids: Iterable[int]) -> None:

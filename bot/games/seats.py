@@ -222,7 +222,7 @@ def _hand_to_gm(
 
 def _warn(shell: Shell, session: Session, game: Game, seat: Seat, turn: Turn, key: str) -> None:
     """A seat one miss from the NMR limit: its player warned, the audit log's row `key` written."""
-    deadline = due_by(shell, game, turn, seat.player.timezone)
+    deadline = due_by(shell, outlook.timing(game, turn), seat.player.timezone)
     letters.notice(
         shell,
         session,

@@ -73,11 +73,11 @@ def name_problem(name: str) -> str | None:
     if not name:
         return None
     if len(name) > MAX_NAME or len(name.split()) > MAX_NAME_WORDS:
-        return f"a name of at most {MAX_NAME} characters and {MAX_NAME_WORDS} words"
+        return say("join_name_rule", why="long", most=MAX_NAME, words=MAX_NAME_WORDS)
     if _LINK.search(name):
-        return "a name, not a link or an address"
+        return say("join_name_rule", why="link")
     if any(not (unicodedata.category(c)[0] in "LMN" or c in _NAME_PUNCTUATION) for c in name):
-        return "a name of letters, digits, spaces, hyphens, apostrophes and dots"
+        return say("join_name_rule", why="letters")
     return None
 
 
@@ -326,6 +326,13 @@ def join_now(shell: Shell, session: Session, game_name: str, address: str, name:
 FAREWELL_LINES = 12
 
 
+def _resigned_words(session: Session, game: Game, seat: Seat, text: str) -> str:
+    """The answer to a RESIGN: the seat given up, what became of it (`text`) and, in a race of a
+    season, that the leaver runs no more races of it."""
+    part = seasons.seat_goes_on(session, game, "leaver")
+    return say("resigned", seat=seat.name, game=game.name, text=text, season_part=part)
+
+
 def resign(
     shell: Shell, session: Session, inbound: Inbound, who: Who, game_name: str, *, farewell: str = ""
 ) -> tuple[Seat, str, str]:
@@ -384,7 +391,7 @@ def resign(
         session,
         ToAddress(leaving.address, leaving.name, leaving.timezone),
         say("resigned_title", game=game.name),
-        say("resigned", seat=seat.name, game=game.name, text=text),
+        _resigned_words(session, game, seat, text),
         error=False,
         game=game,
         kind="resigned",

@@ -55,7 +55,7 @@ def game_summary(shell: Shell, session: Session, game: Game, zone: str) -> dict[
         "min_players": rules.min_players,
         "max_players": rules.max_players,
         "grace": game.grace_minutes,
-        "early": game.early_resolution,
+        "early": outlook.timing(game, None).early,
         "nmr_limit": game.nmr_limit,
         "nmr_action": game.nmr_action,
         "out": [shown(s.name) for s in game.seats if not s.active],
@@ -80,7 +80,7 @@ def game_summary(shell: Shell, session: Session, game: Game, zone: str) -> dict[
         out["turn"] = turn.label
         out["claims"] = (claims.of_turn(game, turn),)  # the deadline it shows (none while paused)
         # A paused game has no deadline running (the tick leaves it be until RESUME).
-        out["deadline"] = None if game.status == GameStatus.PAUSED else deadline_text(turn, zone)
+        out["deadline"] = None if outlook.timing(game, turn).paused else deadline_text(outlook.timing(game, turn), zone)
         # Orders a ROLLBACK kept for the turn after this one: not on file for any turn yet.
         out["kept"] = [shown(k.seat) + (" (your ORDER)" if k.source == "gm" else "") for k in carried.of_turn(turn)]
         by_seat = store.turn_submissions(session, turn)

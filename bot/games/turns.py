@@ -336,10 +336,9 @@ def _open(shell: Shell, session: Session, game: Game, rules: AnyGame, number: in
 
 
 def closing_time(game: Game, turn: Turn) -> datetime | None:
-    """When orders stop being accepted: the deadline plus the game's grace period."""
-    if turn.deadline is None:
-        return None
-    return as_utc(turn.deadline) + timedelta(minutes=game.grace_minutes)
+    """When orders stop being accepted: the deadline plus the game's grace period (the outlook's
+    `Timing.closes`, the one every letter says)."""
+    return outlook.timing(game, turn).closes
 
 
 def all_orders_in(
@@ -395,7 +394,7 @@ def is_due(
     # Early resolution waits for the people: a turn only robots order in waits for its deadline
     # (or the GM), not one tick after another (bot.games.robots).
     return (
-        game.early_resolution
+        outlook.timing(game, turn).early
         and robots.people_expected(game, state, rules)
         and all_orders_in(session, game, rules, state, turn, subs)
     )

@@ -75,15 +75,7 @@ class ProcessTurnWorker:
         def hand_on() -> None:
             nonlocal sent
             while sent < len(chunks) and len(ahead) <= self._pool.count:
-                chunk = Chunk(
-                    shell.settings,
-                    shell.renderer.root,
-                    shell.renderer.reloads,
-                    shell.now(),
-                    chunks[sent],
-                    shell.entropy,
-                )
-                ahead.append(self._pool.submit_kept(self.entry, chunk))
+                ahead.append(self._pool.submit_kept(self.entry, self._chunk(shell, chunks[sent])))
                 sent += 1
 
         try:
@@ -104,6 +96,16 @@ class ProcessTurnWorker:
             yield worked
         # A tick that stops early (an error while writing) leaves chunks in the worker: their
         # results are read and dropped before the next piece of work's (`WorkerPool`).
+
+    def start(self, shell: Shell) -> bool:
+        """The worker process spawned now, not at the first tick of two chunks or more, and
+        made ready as a first chunk would make it (its imports, its Shell and database
+        connection) by a chunk of no turns: the first real chunk then costs only its turns.
+        False when the worker cannot be used (the tick then works out its turns here)."""
+        return self._pool.start(self.entry, self._chunk(shell, []), kept=True)
+
+    def _chunk(self, shell: Shell, due: Due) -> Chunk:
+        return Chunk(shell.settings, shell.renderer.root, shell.renderer.reloads, shell.now(), due, shell.entropy)
 
     def worker_pids(self) -> tuple[int, ...]:
         """The worker processes in use that have worked out turns."""

@@ -18,7 +18,7 @@ from functools import cached_property
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from bot import store
+from bot import outlook, store
 from bot.clock import as_utc
 from bot.db import among, insert_many
 from bot.fate import Answer
@@ -309,7 +309,7 @@ class Batch:
     def resolves_early(self, session: Session, game: Game, turn: Turn) -> bool:
         """Whether `turn` may resolve as soon as every order is in: the game's early resolution,
         and no seat's WAIT holding it (read once a batch)."""
-        if not game.early_resolution:
+        if not outlook.timing(game, turn).early:
             return False
         if turn.id not in self.memo.held:
             self.memo.held[turn.id] = store.turn_held(session, turn)
@@ -319,7 +319,7 @@ class Batch:
         """Whether the deadline would find `turn` due at once (`turns.is_due`, the tick's own
         test) were the seat's `text` filed now, with the orders the batch has taken so far and
         not yet written: the orders that complete a turn that resolves early."""
-        if not game.early_resolution or game.status != GameStatus.ACTIVE:
+        if not outlook.timing(game, turn).early or game.status != GameStatus.ACTIVE:
             return False
         # Not every seat has sent anything yet: it cannot complete the turn (no seat is read).
         if turn.id not in self.memo.senders:

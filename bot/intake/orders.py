@@ -35,7 +35,7 @@ from bot.letters.words import say
 from bot.mail_in.inbox import RawMail
 from bot.mail_out.one_tap import SUBJECT_LINE_SEPARATOR, mailto_link
 from bot.models import AttentionKind, Game, GameStatus, GmAudit, Outbox, Reason, Seat, Turn
-from bot.outlook import Counts, what_counts
+from bot.outlook import Counts, timing, what_counts
 from bot.safe_text import echo
 from bot.shell import Shell
 from rules.api import AnyGame, GameOrder, GameState, OrderProblem, Parsed, ProblemKind
@@ -278,8 +278,8 @@ def _stale(
                 "rollback_stale_reply",
                 answered=answered,
                 reopened=open_turn.label,
-                paused=game.status == GameStatus.PAUSED,
-                deadline=deadline_text(open_turn, seat.player.timezone),
+                paused=timing(game, open_turn).paused,
+                deadline=deadline_text(timing(game, open_turn), seat.player.timezone),
             )
             + "\n\n"
             + say(
@@ -296,7 +296,7 @@ def _stale(
             "intake_stale",
             answered=answered,
             open=open_turn.label,
-            deadline=due_by(batch.shell, game, open_turn, seat.player.timezone),
+            deadline=due_by(batch.shell, timing(game, open_turn), seat.player.timezone),
             link=link,
             quoted=quoted,
             help="" if link else rules.order_help(state, seat.name),
@@ -412,7 +412,7 @@ def _refuse_unless_expected(
             Notice(
                 to,
                 say("intake_late_title", turn=turn.label),
-                say("intake_late", turn=turn.label, deadline=deadline_text(turn, zone)),
+                say("intake_late", turn=turn.label, deadline=deadline_text(timing(game, turn), zone)),
                 kind="late",
                 claims=said(),
             ),
@@ -559,10 +559,10 @@ def _answer_context(
             "seat": {"name": seat.name, "display": seat.player.name},
             "turn": {
                 "label": turn.label,
-                "deadline": deadline_text(turn, zone),
+                "deadline": deadline_text(timing(game, turn), zone),
                 "early": game.status == GameStatus.ACTIVE and batch.resolves_early(session, game, turn),
-                "paused": game.status == GameStatus.PAUSED,
-                "practice": practice_terms(shell, game),
+                "paused": timing(game, turn).paused,
+                "practice": practice_terms(shell, timing(game, turn)),
                 # A practice turn's pace, as the tick applies it (`turns.is_due`): when it may
                 # resolve, in the player's zone, if that is still to come.
                 "soonest": turns.soonest_text(shell, game, turn, zone),
@@ -601,7 +601,8 @@ def _orders_refused(
     rendered = batch.shell.renderer.render("refused", ctx, game=game.kind)
     claimed = claims.of_turn(game, turn, claims.counts(seat.name, standing))  # what stands, from the outlook
     return Refused(
-        "; ".join(f"line {p.line_no}: {p.reason}" for p in shown) or "no orders",
+        # The record's detail (the GM's digest lists it): each line's rule reason, as a fact.
+        say("orders_refused_detail", problems=[(p.line_no, p.reason) for p in shown]),
         Letter(ToSeat(seat), rendered.claiming(claimed), "refused"),
         reason=Reason.ORDERS_REFUSED,
         game=game,
@@ -883,8 +884,8 @@ def _stands(
         expected=True,
         game=seat.game.name,
         turn=turn.label,
-        paused=seat.game.status == GameStatus.PAUSED,
-        deadline=due_by(shell, seat.game, turn, seat.player.timezone),
+        paused=timing(seat.game, turn).paused,
+        deadline=due_by(shell, timing(seat.game, turn), seat.player.timezone),
         on_file=orders_block(rules.format_orders(on_file)) if on_file is not None else "",
         filled=orders_block("\n".join(standing.filled)) if on_file is not None and standing.filled else "",
         gets=gets(standing),

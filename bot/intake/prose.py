@@ -16,6 +16,10 @@ parser did not understand:
 * a clause that **hedges** ("maybe", "perhaps", "might", "or", a question mark) or holds more
   than one phrase is not applied either: its phrases are offered back as one-tap links, and
   the player decides;
+* a clause with a number or an order word beside its phrases that no phrase takes ("round 2
+  should be F2", "ROUND 3: F1 L F1", "bid 2 wear") is **not read**: the phrase is not all the
+  player wrote, and a tap on it would file orders without the rest; the game's own reason for
+  the line stands;
 * otherwise each clause's one phrase is **applied**, and the answer echoes the reading
   ("Read as: USE 3"), so that a wrong reading is seen at once and can be sent again;
 * a line with no digit, no word in capitals and no order word is a **note** ("Good luck,
@@ -64,6 +68,18 @@ _HEADINGS = {
 # "the green car": a colour named by what it colours, where the game takes a COLOUR order.
 _COLOURED = frozenset({"car", "one", "colour", "color", "livery"})
 _SPELLINGS = {"COLOR": "COLOUR"}  # the order word as some write it
+# An order word as a sentence writes it ("starting at 2,5 facing north"): read where the game
+# takes the order word, never making a line with no order word in it orders (a note stays one).
+_FORMS = {"STARTING": "START"}
+# "Blue please": a colour alone in its clause, but for these words, where the game takes COLOUR.
+_POLITE = frozenset({"please", "for", "me", "thanks", "thank", "you", "pls"})
+# A number written as a word after an order word ("use five"): the number it names.
+_NUMBERS = {
+    word: str(n)
+    for n, word in enumerate(
+        ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
+    )
+}
 _CLAUSE = re.compile(r"[.!;,]+(?:\s+|$)|\?")
 _WORD = re.compile(r"\S+")  # words are what white space separates: "2=ZZ" is one word, not an order's number
 _EDGES = "\"'()[]{}.,!?;:"
@@ -219,13 +235,14 @@ class _Budget:
 def _as_order(words: Sequence[str]) -> str:
     """A run of words as an order line: its order word as the game writes it, the filler words
     after it left out, a compass word after FACING as its heading ("Start on 3,5 facing north":
-    START 3,5 FACING N)."""
-    out = [_SPELLINGS.get(words[0].upper(), words[0].upper())]
+    START 3,5 FACING N), a number written as a word as its digits ("use five": USE 5)."""
+    first = words[0].upper()
+    out = [_FORMS.get(first, _SPELLINGS.get(first, first))]
     for word in words[1:]:
         low = word.lower()
         if low in _FILLERS:
             continue
-        out.append(_HEADINGS.get(low, word) if out[-1].upper() == "FACING" else word)
+        out.append(_HEADINGS.get(low, word) if out[-1].upper() == "FACING" else _NUMBERS.get(low, word))
     return " ".join(out).upper()
 
 
@@ -259,6 +276,19 @@ def _phrases(
     index = 0
     while index < len(words):
         word = _SPELLINGS.get(words[index].upper(), words[index].upper())
+        word = _FORMS.get(word, word) if _FORMS.get(word) in orders else word
+        if (
+            index == 0
+            and "COLOUR" in orders
+            and word not in orders
+            and words[0].isalpha()
+            and 0 < len(words) <= 4
+            and all(w.lower() in _POLITE for w in words[1:])
+        ):
+            colour = tried(f"COLOUR {words[0]}")
+            if colour is not None and colour[1]:
+                found.append((0, len(words), colour[0]))
+                break
         if (
             "COLOUR" in orders
             and word not in orders
@@ -502,6 +532,7 @@ class _Clauses:
     )  # applied before a correction ("no wait"): replaced by what follows
     not_offered: list[tuple[str, str]] = field(default_factory=list)  # hedged longer readings the game refuses, and why
     correcting: bool = False
+    hedged: bool = False  # a clause not read hedges: the line applies nothing itself
     signing: bool = False  # the clause before was a courtesy ("Cheers"): a name may follow it
     said_last: str = ""  # the last phrase of the line's clauses so far, as written
 
@@ -577,17 +608,22 @@ class _Clauses:
         if (marker := _CORRECTION.match(clause)) is not None:  # "no wait, use 1" negates nothing
             before -= {_normal(w) for w in _words(marker.group(0))}
         lowered = {_normal(w) for w in words}
+        found += _alternatives(reader.rules, reader.state, reader.seat, words, found, reader.budget)
         covered = {i for start, end, _ in found for i in range(start, end)}
-        # Other words that look like parts of orders (a number, an order word): the phrase
-        # may not be all the player meant ("USE 3 4"), so it is offered, not applied.
-        unsure = any(
+        # Other words that look like parts of orders (a number, an order word, an action such
+        # as F2) beside the phrases: the phrase is not all the player wrote ("round 2 should be
+        # F2", "bid 2 wear", "ROUND 3: F1 L F1"), so it is neither applied nor offered -- a tap
+        # would file orders without the words it left out. The clause is a part not read.
+        cut_short = any(
             i not in covered and (any(c.isdigit() for c in w) or w.upper() in reader.orders)
             for i, w in enumerate(words)
         )
-        found += _alternatives(reader.rules, reader.state, reader.seat, words, found, reader.budget)
         if before & NEGATIONS:
             self.negated += [phrase for _, _, phrase in found]
-        elif len(found) > 1 or lowered & HEDGES or "?" in line or unsure:
+        elif cut_short:
+            self.passed.append(" ".join(words))
+            self.hedged = self.hedged or bool(lowered & HEDGES) or "?" in line
+        elif len(found) > 1 or lowered & HEDGES or "?" in line:
             self.offered += [phrase for _, _, phrase in found]
         else:
             self.applied.append(found[0][2])
@@ -632,7 +668,7 @@ def _read_line(reader: _Reader, result: ProseResult, number: int, line: str) -> 
         if reason:
             result.reasons[number] = reason
         return None, [line]  # an order word, but no order: the game's reason stands
-    if negated or offered:
+    if negated or offered or clauses.hedged:
         offered, applied = offered + applied, []  # a line that also negates or hedges applies nothing itself
         # Only an order the game takes now is offered as a one-tap link ("COLOUR IS" is none).
         offered = [

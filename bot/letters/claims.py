@@ -8,9 +8,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.facts import Claims, Counts, Why
-from bot.models import Game, GameStatus, Seat, Turn
+from bot.models import Game, Seat, Turn
 from bot.outlook import Counts as Counting
-from bot.outlook import Source, what_counts
+from bot.outlook import Source, timing, what_counts
 from rules.api import AnyGame, GameOrder, GameState
 
 _WHY = {Source.ON_FILE: Why.OWN, Source.PLOT: Why.PLOT, Source.DEFAULT: Why.DEFAULT}
@@ -23,14 +23,15 @@ def counts(seat: str, counting: Counting) -> Counts:
 
 def of_turn(game: Game, turn: Turn, *seat_counts: Counts, resolved: bool = False) -> Claims:
     """The claims of a letter about the open `turn`: `seat_counts`, its deadline as it stands
-    (none while the game is paused), and whether the letter says it is resolved."""
-    paused = game.status == GameStatus.PAUSED
+    (the outlook's `Timing`: none while the game is paused), and whether the letter says it is
+    resolved."""
+    when = timing(game, turn)
     return Claims(
         game.name,
         turn.number,
         tuple(seat_counts),
-        None if paused or resolved else turn.deadline,
-        paused,
+        None if resolved else when.running,
+        when.paused,
         resolved,
     )
 
@@ -45,7 +46,7 @@ def for_seat(
 ) -> tuple[Claims, ...]:
     """A letter to `seat` about the open `turn`: what counts for it (when the turn expects its
     orders) and the deadline; nothing without an open turn."""
-    if turn is None or turn.resolved_at is not None:
+    if turn is None or timing(game, turn).resolved:
         return ()
     if seat.name not in rules.expected_players(state):
         return (of_turn(game, turn),)

@@ -10,9 +10,9 @@ from collections.abc import Iterable
 from datetime import timedelta
 from typing import Any
 
-from bot.clock import as_utc
 from bot.letters.words import say
-from bot.models import Game, Seat, Turn
+from bot.models import Game, Seat
+from bot.outlook import Timing
 from bot.schedules import format_local
 from bot.shell import Shell
 from rules.api import AnyGame
@@ -35,34 +35,35 @@ def game_context(shell: Shell, game: Game, rules: AnyGame) -> dict[str, Any]:
     }
 
 
-def practice_terms(shell: Shell, game: Game) -> dict[str, int] | None:
-    """What a practice race has in place of a GM and a deadline, as its letters say it (`[practice]`
-    settings, the ones the tick applies): the days without the person's orders after which it is
-    closed, and the minutes a turn stays open at the least. None for any other game."""
-    if not game.practice:
+def practice_terms(shell: Shell, when: Timing) -> dict[str, int] | None:
+    """What a practice race has in place of a GM and a deadline (`when`: the outlook's `Timing`
+    of its turn), as its letters say it (`[practice]` settings, the ones the tick applies): the
+    days without the person's orders after which it is closed, and the minutes a turn stays open
+    at the least. None for any other game."""
+    if not when.practice:
         return None
     terms = shell.settings.practice
     return {"idle_days": terms.idle_days, "turn_minutes": terms.turn_minutes}
 
 
-def due_by(shell: Shell, game: Game, turn: Turn | None, zone: str) -> str:
-    """When the open turn's orders are due, as a letter says it after "due" or "by": its
-    deadline in `zone`; for a practice race, when the orders are in (it has no GM and no
-    deadline: `practice_terms`); for any other game without a deadline, the GM's call."""
-    text = deadline_text(turn, zone)
+def due_by(shell: Shell, when: Timing, zone: str) -> str:
+    """When the open turn's orders are due (`when`: the outlook's `Timing`, the one the deadline
+    resolves by), as a letter says it after "due" or "by": its deadline in `zone`; for a practice
+    race, when the orders are in (it has no GM and no deadline: `practice_terms`); for any other
+    game without a deadline, the GM's call."""
+    text = deadline_text(when, zone)
     if text is not None:
         return text
-    terms = practice_terms(shell, game)
+    terms = practice_terms(shell, when)
     if terms is not None:
         return say("practice_due", **terms)
-    return "the GM's call"
+    return say("gm_call")
 
 
-def deadline_text(turn: Turn | None, zone: str) -> str | None:
-    """`turn`'s deadline in `zone`, as every letter writes it; None without one."""
-    if turn is None or turn.deadline is None:
-        return None
-    return format_local(as_utc(turn.deadline), zone)
+def deadline_text(when: Timing, zone: str) -> str | None:
+    """The deadline of the outlook's `when` (`bot.outlook.timing`) in `zone`, as every letter
+    writes it; None without one."""
+    return format_local(when.due, zone) if when.due is not None else None
 
 
 def time_in_words(delta: timedelta) -> str:

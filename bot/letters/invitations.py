@@ -29,6 +29,7 @@ from bot.mail_out.calendar import (
     resolved_early,
 )
 from bot.mail_out.compose import CalendarPart
+from bot.outlook import timing
 from bot.schedules import format_local
 
 if TYPE_CHECKING:  # models only for their attributes
@@ -47,9 +48,9 @@ def turn_event(
     sequence: int | None = None,
 ) -> DeadlineEvent | None:
     """The deadline of `turn` as `seat`'s holder gets it; None when the turn has no deadline."""
-    if turn.deadline is None:
+    deadline = timing(game, turn).due
+    if deadline is None:
         return None
-    deadline = as_utc(turn.deadline)
     zone = seat.player.timezone
     shown = format_local(deadline, zone)
     base = turn.calendar_sequence or 0  # a turn not yet inserted (the next one) has None

@@ -13,7 +13,7 @@ from bot.letters.defaults import gets
 from bot.mail_out.lists import mailto_link
 from bot.mail_out.render import RenderedMail
 from bot.models import Game, Seat, Turn
-from bot.outlook import Counts
+from bot.outlook import Counts, timing
 from bot.shell import Shell
 from rules.api import AnyGame, GameOrder, GameState
 
@@ -41,7 +41,7 @@ def reminder(
             "turn": {
                 "label": turn.label,
                 "orders_for": rules.orders_label(state, seat.name),
-                "deadline": deadline_text(turn, zone),
+                "deadline": deadline_text(timing(game, turn), zone),
                 "early": early,
             },
             "left": left,
@@ -123,6 +123,7 @@ def seat_offer(
     code: str,
     subject_tag: str,
     valid_days: int,
+    season_part: str = "",
 ) -> RenderedMail:
     """A seat offered to one person of the substitutes bench: reply (or the one-tap link, or
     ``CONFIRM <code>``) to take it over. The code is that person's alone; its sign-off says
@@ -137,6 +138,7 @@ def seat_offer(
             "code": code,
             "subject_tag": subject_tag,
             "valid_days": valid_days,
+            "season_part": season_part,
             "link": mailto_link(shell.settings.bot.address, f"{subject_tag} Take over {seat} in {game.name}"),
         }
     )

@@ -9,15 +9,14 @@ from collections.abc import Collection, Sequence
 from sqlalchemy.orm import Session
 
 from bot import store
-from bot.clock import as_utc
 from bot.facts import SeasonTable
 from bot.letters.addressing import ToAddress, ToGm, notice, post
-from bot.letters.context import game_context, seat_labels
+from bot.letters.context import deadline_text, game_context, seat_labels
 from bot.letters.sheets import season_words
 from bot.mail_out import queue as mailout
 from bot.mail_out.render import PublicReport
 from bot.models import Game, Turn
-from bot.schedules import format_local
+from bot.outlook import timing
 from bot.shell import Shell
 from rules.api import AnyGame, Stall
 
@@ -44,12 +43,8 @@ def post_observer_results(
     if not addresses:
         return 0
     deadline = None
-    if (
-        next_turn is not None
-        and next_turn.deadline is not None
-        and rules.expected_players(rules.load_state(next_turn.state))
-    ):
-        deadline = format_local(as_utc(next_turn.deadline), game.timezone)
+    if next_turn is not None and rules.expected_players(rules.load_state(next_turn.state)):
+        deadline = deadline_text(timing(game, next_turn), game.timezone)
     context = {
         **game_context(shell, game, rules),
         "report": report,

@@ -31,7 +31,7 @@ from bot.mail_out.html import html_template
 from bot.mail_out.one_tap import mailto_link, one_tap_orders
 from bot.mail_out.render import sharing
 from bot.models import Game, GameStatus, Seat, Turn
-from bot.outlook import Outcome
+from bot.outlook import Outcome, timing
 from bot.pictures import draw_options
 from bot.ratings import Change
 from bot.shell import Shell
@@ -53,6 +53,17 @@ class TurnBefore:
     turn: Turn
     state: GameState
     outcome: Outcome
+
+
+def _corrected(resolved: Turn, before: TurnBefore | None) -> str:
+    """The label of the turn this letter's results replace after a ROLLBACK ("" none): the turn
+    resolved, or the one resolved just before it in the same letter (a ROLLBACK of a Racecraft
+    race's last tactical turn is resolved again with the final sprint after it)."""
+    if resolved.corrections:
+        return resolved.label
+    if before is not None and before.turn.corrections:
+        return before.turn.label
+    return ""
 
 
 def _before(
@@ -130,7 +141,7 @@ def seat_context(
         counting = outlook.what_counts(rules, state, seat, on_file)
         gets_text = gets(counting) if on_file is None else None
         said = (claims.of_turn(game, turn, claims.counts(seat.name, counting)),)
-    elif turn is not None and turn.resolved_at is None and rules.expected_players(state):
+    elif turn is not None and not timing(game, turn).resolved and rules.expected_players(state):
         said = (claims.of_turn(game, turn),)  # a turn that needs no orders is run at once: no claim
     labels = cache.labels_of(game)
     ctx = game_context(shell, game, rules)
@@ -150,10 +161,10 @@ def seat_context(
                 "label": turn.label if turn else None,
                 # what the orders are for: the turn, or the round a program runs ahead to
                 "orders_for": rules.orders_label(state, seat.name) if expected else None,
-                "deadline": deadline_text(turn, zone),
+                "deadline": deadline_text(timing(game, turn), zone),
                 "expected": expected,
-                "early": game.early_resolution,
-                "practice": practice_terms(shell, game),
+                "early": timing(game, turn).early,
+                "practice": practice_terms(shell, timing(game, turn)),
                 "needs_no_orders": turn is not None and not rules.expected_players(state),
                 "dice": reveal.committed(session, cache, game, rules, turn, zone),
             },
@@ -164,7 +175,7 @@ def seat_context(
                 "plotted": list(outcome.given_the_plot) if outcome else [],
                 "you_defaulted": bool(outcome and seat.name in outcome.defaulted),
                 "you_defaulted_by": _filled_by(outcome, seat.name),
-                "correction": bool(resolved.corrections),
+                "correction": _corrected(resolved, before),
                 "dice": reveal.revealed(
                     session, cache, game, rules, resolved, outcome, seat.name, zone, final=turn is None
                 ),
@@ -213,7 +224,7 @@ def gm_context(
             "turn": {
                 "number": turn.number if turn else None,
                 "label": turn.label if turn else None,
-                "deadline": deadline_text(turn, game.timezone),
+                "deadline": deadline_text(timing(game, turn), game.timezone),
                 "expected": False,
                 "needs_no_orders": turn is not None and not rules.expected_players(state),
                 "dice": reveal.committed(session, cache, game, rules, turn, game.timezone),
@@ -224,7 +235,7 @@ def gm_context(
                 "defaulted": list(outcome.given_the_default) if outcome else [],
                 "plotted": list(outcome.given_the_plot) if outcome else [],
                 "you_defaulted": False,
-                "correction": bool(resolved.corrections),
+                "correction": _corrected(resolved, before),
                 "defaulted_by": [
                     {"seat": name, "by": _filled_by(outcome, name), "orders": rules.format_orders(outcome.orders[name])}
                     for name in outcome.defaulted

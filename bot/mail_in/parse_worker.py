@@ -100,6 +100,12 @@ class WorkerParser:
         except WorkerFailed:  # died, or could not take the batch (logged once): parsed here
             return parse_batch(items, options)
 
+    def start(self, options: ParseOptions) -> bool:
+        """The worker process spawned now, not at the first batch worth sending it, and made
+        ready (its imports) by parsing a batch of no mail; False when it cannot be used (every
+        batch is then parsed here)."""
+        return self._pool.start(parse_batch, [], options)
+
     def worker_pids(self) -> tuple[int, ...]:
         """The worker processes in use that have parsed a batch (none before the first large
         batch, after a failure, after `close`)."""

@@ -353,12 +353,15 @@ def _why(report: TurnReport) -> list[Event]:
     front = set(positions[0]) if positions else set()
     first: list[Event] = []
     rest: list[Event] = []
-    for index, name in enumerate(order):
-        lower = [ahead for ahead in order[:index] if legs[ahead].score < legs[name].score]
+    at_of = {name: at for at, position in enumerate(positions) for name in position}
+    for name in order:
+        at = at_of[name]
+        # Only a runner in a position ahead needs explaining: one sharing this runner's
+        # position finished level with them, whatever each sprinted with.
+        lower = [ahead for ahead in order if at_of[ahead] < at and legs[ahead].score < legs[name].score]
         if not lower:
             continue
         runner = f"{name}, sprinting with {score_text(legs[name].score)},"
-        at = next(i for i, position in enumerate(positions) if name in position)
         if name in overtaken:
             rule, how = OVERTAKEN_FIRST, f"{runner} was overtaken by {names_text(list(overtaken[name]))} first"
         elif name in passed_by:
@@ -369,7 +372,7 @@ def _why(report: TurnReport) -> list[Event]:
             rule, how = GAINS_ONE, f"{runner} started more than one position back"
         winners = [ahead for ahead in lower if ahead in front]
         if winners:
-            verb = "wins" if len(front) == 1 else "share the win"
+            verb = "wins" if len(front) == 1 else "shares the win" if len(winners) == 1 else "share the win"
             first.append(Event("why", f"{names_text(winners)} {verb}: {rule} ({how}).", (*winners, name)))
         else:
             verb = "stays" if len(lower) == 1 else "stay"

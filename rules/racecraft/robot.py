@@ -215,29 +215,32 @@ def sensible(race: Race, player: PlayerId) -> float:
     return SENSIBLE_OTHERWISE
 
 
-EASY_SAMPLES = 3
-"""The drawn races an easy robot plays out for each order (the normal one: 6 to 24)."""
-EASY_RULE_OF_THUMB = 0.5
-"""How often an easy robot gives the rule-of-thumb order instead of looking ahead."""
+EASY_SLIP = 0.25
+"""How often the easy robot gives any legal order at random instead of the rule of thumb."""
 
 
 def robot_orders(
     race: Race, player: PlayerId, rng: random.Random, level: RobotLevel = RobotLevel.NORMAL
 ) -> tuple[Order, ...]:
-    """The robot's order for `player` in the open turn (none when the turn takes none). At
-    the easy level it looks ahead only a few races, and half the time gives a rule-of-thumb
-    order instead (USE 3 at the start, OVERTAKE when behind with 3 EP or more, else CRUISE)."""
+    """The robot's order for `player` in the open turn (none when the turn takes none). The
+    easy level does not look ahead: it gives the rule-of-thumb order (USE 3 at the start,
+    OVERTAKE when behind with 3 EP or more, else CRUISE), and `EASY_SLIP` of the time any
+    legal order at random instead (all alike; at the start at most `START_MOST` EP)."""
     if race.stage not in (Stage.START, Stage.TACTICAL) or player not in race.names():
         return ()
-    if level is RobotLevel.EASY and rng.random() < EASY_RULE_OF_THUMB:
+    if level is RobotLevel.EASY:
         stage = START if race.stage is Stage.START else TACTICAL
-        return (decode(_rule_of_thumb(race.runner(player).ep, stage, race.place_of(player) == 1)),)
+        ep = race.runner(player).ep
+        if rng.random() < EASY_SLIP:
+            # at the start as the normal level: never more than START_MOST EP
+            return (decode(rng.choice([c for c in legal_codes(ep, stage) if stage != START or c <= START_MOST])),)
+        return (decode(_rule_of_thumb(ep, stage, race.place_of(player) == 1)),)
     me = race.names().index(player)
     field = field_of(race)
     weights = [UNKNOWN if seat == me else defaulting(race, name) for seat, name in enumerate(race.names())]
     rules = [SENSIBLE if seat == me else sensible(race, name) for seat, name in enumerate(race.names())]
     left = race.turns - race.turn + 1
-    samples = EASY_SAMPLES if level is RobotLevel.EASY else max(6, min(24, SIMULATED_TURNS // left))
+    samples = max(6, min(24, SIMULATED_TURNS // left))
     # Each drawn race is a fixed stream of numbers, the same for every candidate order.
     draws = [[rng.random() for _ in range(left * len(race.runners))] for _ in range(samples)]
     best: tuple[int, int] | None = None

@@ -70,7 +70,10 @@ def private_lines(race: Race, player: PlayerId) -> list[str]:
     place = ordinal(race.place_of(player))
     stage = race.stage
     if stage is Stage.FINISHED:
-        return [f"You finished {place} with {ep} EP left."]
+        # The result's own place (competition places, as the final result and the season's
+        # table write it: 1, 2, 2, 4), never the dense in-race position.
+        at = next(i for i, position in enumerate(race.positions) if player in position)
+        return [f"You finished {ordinal(competition_places(race.positions)[at])} with {ep} EP left."]
     if stage is Stage.SPRINT:
         return [f"You are {place} with {ep} EP; the final sprint needs no orders: you sprint with all {ep} EP."]
     # What a silent runner gets is the outlook's to say (the GM's plot may replace the game's

@@ -5,7 +5,8 @@ What must hold: results come back to the piece of work they belong to, whatever 
 asked for in; a worker that dies is noticed at once, whether it had work in hand or not, and
 never leaves a caller waiting; work that fails in a worker gives the pool up, logged once; the
 workers run at the priority asked for; closing the pool ends them, even with results nobody
-read."""
+read; a pool started ahead of its first use has every worker ready, each having done the piece
+that readies it."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ import os
 import signal
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import pytest
 
-from bot.processes import WorkerFailed, WorkerPool, _start_worker
+from bot.processes import Kept, WorkerFailed, WorkerPool, _start_worker
 
 log = logging.getLogger("flagman.test-processes")
 
@@ -41,6 +43,20 @@ def big(size: int) -> bytes:
 
 def priority() -> int:
     return os.getpriority(os.PRIO_PROCESS, 0)
+
+
+@dataclass(frozen=True)
+class Ready:
+    what: str
+
+
+def get_ready(kept: Kept, what: str) -> None:
+    kept.put(Ready(what))
+
+
+def readiness(kept: Kept) -> tuple[int, str | None]:
+    ready = kept.get(Ready)
+    return os.getpid(), None if ready is None else ready.what
 
 
 @pytest.fixture
@@ -131,3 +147,27 @@ def test_a_worker_that_may_not_lower_its_priority_runs_at_the_services(monkeypat
 
     monkeypatch.setattr(os, "nice", refused)
     _start_worker(os.getppid(), 10)  # the owner this process's parent: its watch never ends it
+
+
+def test_a_pool_started_ahead_has_every_worker_ready_before_the_first_work(pool: WorkerPool) -> None:
+    """`start`: both workers spawned at once, each having run the piece that readies it (what
+    it keeps, here a marker) before any work is handed over."""
+    assert pool.worker_pids() == ()
+    assert pool.start(get_ready, "templates read", kept=True)
+    started = pool.worker_pids()
+    assert len(started) == 2
+    first, second = pool.submit_kept(readiness), pool.submit_kept(readiness)  # one to each worker
+    assert sorted([first.result(), second.result()]) == sorted((pid, "templates read") for pid in started)
+
+
+def test_a_pool_that_cannot_get_ready_is_given_up_and_says_so(caplog: pytest.LogCaptureFixture) -> None:
+    """The piece that readies a worker fails: `start` says False, the pool is given up (logged
+    once) and its user does the work itself, as after any failure; a closed pool is not started."""
+    failing = WorkerPool("test worker", "the work is done", 1, log)
+    with caplog.at_level(logging.WARNING, logger=log.name):
+        assert not failing.start(refuse, "no templates")
+    assert not failing.usable and failing.worker_pids() == ()
+    assert len([r for r in caplog.records if "test worker failed" in r.getMessage()]) == 1
+    closed = WorkerPool("test worker", "the work is done", 1, log)
+    closed.close()
+    assert not closed.start(square, 2) and closed.worker_pids() == ()

@@ -222,6 +222,11 @@ def test_the_benchmarks_run_at_a_tiny_size(tmp_path: Path, capsys: pytest.Captur
     deadline = results["deadline"]
     assert deadline["problems"] == [], deadline["problems"]
     assert deadline["bot"]["resolved"] == 2 and deadline["bot"]["sent"] == deadline["reference"]["sent"] == 18
+    # The bot's workers are started before the clock; what the sink did beside each run is read.
+    assert deadline["bot"]["worker_started_ahead"] and ingest["bot"]["worker_started_ahead"]
+    for run in (deadline["bot"], deadline["reference"]):
+        assert set(run["beside"]) == {"sink", "burners"} and run["beside"]["sink"]["cpu"] > 0, run["beside"]
+        assert run["beside"]["burners"]["cpu"] == 0  # no --burn
 
     latency = results["latency"]
     assert latency["missing"] == 0 and latency["mails"] == 20
@@ -272,6 +277,22 @@ def test_the_burners_spin_for_the_run_and_end_with_it() -> None:
     for pid in pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def test_usage_reads_what_a_thread_did_with_the_cores() -> None:
+    """`bench.usage`: a thread's CPU seconds grow while it works and differences of two readings
+    are what it did between them; a process that is not there reads as nothing used."""
+    from bench.usage import Usage, process, task
+
+    before = task(os.getpid())
+    spun = 0
+    while (task(os.getpid()) - before).cpu < 0.05:  # waits on the thread's own counter, not a duration
+        spun += sum(range(10_000))
+    used = task(os.getpid()) - before
+    assert used.cpu >= 0.05 and used.slices >= 0 and used.waiting >= 0
+    assert process(os.getpid()).cpu >= task(os.getpid()).cpu
+    assert task(2**22 + 7) == Usage() == process(2**22 + 7)
+    assert (used + Usage()).as_dict() == used.as_dict()
 
 
 def _cpu_seconds(pid: int) -> float:

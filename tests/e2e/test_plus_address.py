@@ -213,9 +213,9 @@ def test_a_probe_that_never_arrives_is_a_problem(tmp_path: Path, dovecot: Doveco
 def test_the_probe_needs_imap_and_smtp(tmp_path: Path) -> None:
     """On the embedded default (Maildir in and out) there is no mail server to probe: a
     warning saying so, not a problem."""
-    from bot.cli import init_dir
+    from tests.helpers import init_site
 
-    config = init_dir(tmp_path / "site")
+    config = init_site(tmp_path / "site")
     out = io.StringIO()
     assert run_doctor(config, env={}, out=out, probe_plus=True) == 0
     assert "plus-address probe not run" in out.getvalue()

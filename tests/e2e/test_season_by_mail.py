@@ -173,7 +173,7 @@ def test_a_three_race_season_of_eight_drivers_by_real_mail(world: MailWorld) -> 
         if round_ == NMR_ROUND:  # put out by the NMR limit, their seat gone on to the bench
             finishes.append(Finish(PUT_OUT, Outcome.NMR_OUT))
         results.append(RaceResult(round_, 0, tuple(finishes)))
-    rules = SeasonRules(ScoringTable.parse("custom:10,6,4"), drop=1, no_show_penalty=3, nmr_penalty=2)
+    rules = SeasonRules(ScoringTable.parse("custom:10,6,4"), drop=1, no_show_penalty=3, nmr_penalty=2, races=3)
     expected = standings(rules, results)
     name_of = {d: d.title() for d in address} | {VOLUNTEER: _name_of(world, address[VOLUNTEER])}
     assert sorted((str(r.place), name_of[r.driver], str(r.points)) for r in expected) == sorted(
@@ -406,7 +406,7 @@ def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: Mai
             # The pole's holder at the end of the race scores its bonus (docs/championships.md).
             honours = (("pole", holders[season][round_][poles[season][round_]]),)
             results.append(RaceResult(round_, 0, tuple(finishes), honours))
-        rules = SeasonRules(ScoringTable.parse(TIER_SCORING[season]), drop=1, no_show_penalty=3)
+        rules = SeasonRules(ScoringTable.parse(TIER_SCORING[season]), drop=1, no_show_penalty=3, races=3)
         expected = standings(rules, results)
         assert sorted((str(r.place), name_of[r.driver], str(r.points)) for r in expected) == sorted(
             (place, name, points) for place, _, name, points, _ in shown

@@ -22,7 +22,6 @@ import pytest
 from sqlalchemy import select
 
 from bot.app import build_app
-from bot.cli import init_dir
 from bot.db import Database
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_in.inbox import deliver_to_maildir
@@ -31,7 +30,7 @@ from bot.models import Game, InboundMessage, Turn
 from bot.ops.backup import replay_game
 from bot.settings import load_settings
 from bot.testing import reply_to
-from tests.helpers import as_unprivileged
+from tests.helpers import as_unprivileged, init_site
 from tests.servers import Postgres
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -184,7 +183,7 @@ def notify(tmp_path: Path) -> Iterator[NotifySocket]:
 
 def make_site(root: Path, games: int, *, interval: float = 0.3, batch: int = 5) -> tuple[Path, int]:
     """A site with `games` Racecraft games whose turn-1 orders all sit in the inbox; returns (config, mails)."""
-    config = init_dir(root, "flagman@signals.test")
+    config = init_site(root, "flagman@signals.test")
     config.write_text(
         config.read_text().replace('path = "mail/inbox"\n', f'path = "mail/inbox"\nbatch_size = {batch}\n')
         + f"\n[schedule]\npoll_seconds = {interval}\ntick_seconds = {interval}\nsend_seconds = {interval}\n"
@@ -382,7 +381,7 @@ def test_on_postgresql_a_lost_lock_stops_the_holder_and_the_standby_takes_over(
 
     from bot.db import migrate
 
-    config = init_dir(tmp_path / "site", "flagman@signals.test")
+    config = init_site(tmp_path / "site", "flagman@signals.test")
     url = postgres.create_database("signals_failover")
     migrate(url)
     config.write_text(

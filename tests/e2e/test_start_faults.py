@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import init_dir
 from tests.bot.ops.test_storage_faults import make_site
 from tests.e2e.test_service_signals import NotifySocket, Service
-from tests.helpers import SmallDisk, damage_pages, flagman_process
+from tests.helpers import SmallDisk, damage_pages, flagman_process, init_site
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -117,7 +116,7 @@ def test_run_waits_out_postgresql_down_and_starts_once_it_is_back(tmp_path: Path
     from bot.db import migrate
     from tests.servers import Postgres
 
-    config = init_dir(tmp_path / "site", "flagman@start.test")
+    config = init_site(tmp_path / "site", "flagman@start.test")
     with Postgres() as server:
         url = server.create_database("down")
         migrate(url)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from rules import find_game
 from rules.api import FigureError, Game, Placing, StateError, TableRow, Viewer
 from rules.racecraft import GAME, RacecraftView, RunnerPosition
-from rules.racecraft.model import Cruise, Overtake, Use
+from rules.racecraft.model import Cruise, Overtake, Use, ordinal
 from rules.racecraft.parse import ORDER_FORMS
 from tests.rules.racecraft_strategies import make_race
 
@@ -391,3 +391,69 @@ def test_a_surprising_final_order_says_the_rule_that_explains_it_in_one_line() -
     # An order no rule needs explaining gets no such line.
     plain = make_race([["a"], ["b"]], {"a": 7, "b": 2}, turn=3, turns=3)
     assert all(event.kind != "why" for event in GAME.resolve(plain, {}, RNG).events)
+
+
+def test_runners_level_at_the_finish_need_no_reason_and_a_shared_win_is_said_of_whom_it_explains() -> None:
+    """racecraft.md, Final sprint: "The order after the sprint is the result; players who share a
+    position share the place." Runners who finish sharing a position finished level, whatever
+    each sprinted with: no line explains why one is "ahead" of the other. Where only one of two
+    joint winners sprinted with less than a runner behind, the line says that one shares the win."""
+    level = make_race([["a", "b"]], {"a": 1, "b": 2}, turn=3, turns=3)
+    texts = [event.text for event in GAME.resolve(level, {}, RNG).events]
+    assert "Final result: 1st a and b." in texts
+    assert not [text for text in texts if "the win:" in text or "ahead of" in text], texts
+    shared = make_race(
+        [["robbie", "walt"], ["vic"], ["uma", "xia"]],
+        {"robbie": 5, "walt": 1, "vic": 2, "uma": 4, "xia": 4},
+        turn=3,
+        turns=3,
+    )
+    texts = [event.text for event in GAME.resolve(shared, {}, RNG).events]
+    assert "Final result: 1st robbie and walt; 3rd uma and xia; 5th vic." in texts
+    assert [text for text in texts if "the win:" in text] == [
+        "walt shares the win: a runner gains at most one place a turn (uma, sprinting with 4, passed vic and no further)."
+    ]
+
+
+def test_the_private_part_after_the_sprint_gives_the_results_own_place() -> None:
+    """racecraft.md, Final sprint: "players who share a position share the place"; the result is in
+    competition places (1, 2, 2, 4), so a runner behind a shared place is told the place the
+    final result and the season's table give, never the dense in-race position."""
+    race = make_race([["a"], ["b", "c"], ["d"]], {"a": 5, "b": 4, "c": 4, "d": 1}, turn=3, turns=3)
+    resolution = GAME.resolve(race, {}, RNG)
+    assert "Final result: 1st a; 2nd b and c; 4th d." in [e.text for e in resolution.events]
+    assert GAME.view(resolution.state, resolution, "d").private == ("You finished 4th with 0 EP left.",)
+    assert GAME.view(resolution.state, resolution, "b").private == ("You finished 2nd with 0 EP left.",)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.lists(st.sampled_from("abcdefgh"), min_size=1, max_size=3), min_size=1, max_size=5),
+    st.lists(st.integers(0, 10), min_size=8, max_size=8),
+)
+def test_after_any_sprint_each_place_told_is_the_results_and_no_reason_names_a_level_runner(
+    groups: list[list[str]], eps: list[int]
+) -> None:
+    """racecraft.md, Final sprint: "players who share a position share the place". Over any field
+    going into the sprint: each runner's private place is their place in the result's table, and
+    a line explaining the order never names a runner who shares the explained runner's place."""
+    seen: set[str] = set()
+    positions = []
+    for group in groups:
+        fresh = [name for name in dict.fromkeys(group) if name not in seen]
+        seen.update(fresh)
+        if fresh:
+            positions.append(fresh)
+    ep = {name: eps["abcdefgh".index(name)] for name in seen}
+    race = make_race(positions, ep, turn=3, turns=3)
+    resolution = GAME.resolve(race, {}, RNG)
+    public = GAME.view(resolution.state, resolution, Viewer.PUBLIC)
+    place = {row.player: row.place for row in public.table}
+    for name in seen:
+        assert GAME.view(resolution.state, resolution, name).private == (
+            f"You finished {ordinal(place[name])} with 0 EP left.",
+        )
+    for event in resolution.events:
+        if event.kind == "why":
+            explained, named = event.players[-1], event.players[:-1]
+            assert all(place[other] < place[explained] for other in named), event.text

@@ -492,3 +492,23 @@ def test_racecraft_robot_never_spends_all_its_ep_at_the_start(
     for name in names:
         (order,) = RACECRAFT.robot_orders(state, name, robot_rng(turn_seed(seed, 1), name), level)
         assert isinstance(order, Use) and order.ep <= 3, order  # the start takes USE n only
+
+
+@pytest.mark.parametrize("size", [7, 8])
+def test_racecraft_robot_is_clearly_ahead_of_its_easy_level_which_is_ahead_of_the_default(size: int) -> None:
+    """racecraft.md, "Energy Points": EP spent on a turn are gone for the race; "NMR": "The
+    player uses half their remaining EP, rounded down". The easy level, a newcomer's opponent,
+    looked ahead on a few races half the time and gave the rule of thumb otherwise: the robot
+    was level with it or barely ahead (in these seeded fields, seed 40 and 24 races as bench
+    `robots` draws them, a lead of +15.7% [-2.2, +33.6] at 7 runners and +4.2% [-11.2, +19.5]
+    at 8). It now gives the rule of thumb (USE 3, OVERTAKE when behind with 3 EP, else CRUISE)
+    and a quarter of the time any legal order: the robot is ahead of it with the whole 95%
+    interval above 0, and it is still ahead of the NMR default likewise."""
+    from bench import robots
+
+    drawn = robots.specs("racecraft", "robot", "easy", size, 24, seed=40)
+    matchup = robots.tally("racecraft", "robot", "easy", size, drawn, [robots.run_spec(spec) for spec in drawn])
+    assert matchup.lead[1] > 0, matchup.line()
+    drawn = robots.specs("racecraft", "easy", "nmr", size, 24, seed=40)
+    matchup = robots.tally("racecraft", "easy", "nmr", size, drawn, [robots.run_spec(spec) for spec in drawn])
+    assert matchup.lead[1] > 0, matchup.line()

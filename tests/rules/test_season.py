@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rules.season import (
@@ -86,6 +86,36 @@ def test_the_lowest_results_are_dropped_but_never_a_penalty() -> None:
     assert [s.dropped for s in by["a"].races] == [False, False, True]
     assert by["b"].points == 25 + 25  # 18 dropped
     assert [s.dropped for s in by["b"].races] == [True, False, False]
+
+
+def test_the_best_races_less_drop_results_count_so_nothing_is_dropped_before_a_driver_has_more() -> None:
+    """docs/championships.md, "Dropped results": each driver's best (races - drop) results count.
+    Played by mail (playtest3): with DROP 1 of 3 races, after race 1 every driver's one result was
+    dropped ("1* Steve 0 (25) - -"), and a substitute who drove two of the three races lost one
+    of them, where the drivers of all three dropped theirs from three."""
+    rules = SeasonRules(ScoringTable.parse("f1"), drop=1, races=3)
+    after_one = {row.driver: row for row in standings(rules, [race(1, "a", "b")])}
+    assert (after_one["a"].points, after_one["b"].points) == (25, 18)
+    assert not any(s.dropped for row in after_one.values() for s in row.races)
+    after_two = [race(1, "a", "b"), race(2, "b", "a", sub=Outcome.DID_NOT_FINISH)]
+    assert {row.driver: row.points for row in standings(rules, after_two)} == {"a": 43, "b": 43, "sub": 0}
+    final = [*after_two, race(3, "sub", "a", "b")]
+    by = {row.driver: row for row in standings(rules, final)}
+    assert by["a"].points == 25 + 18 and [s.dropped for s in by["a"].races] == [False, True, False]
+    assert by["sub"].points == 0 + 25 and not any(s.dropped for s in by["sub"].races), "2 results of 2 count"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 6), st.integers(0, 5), st.integers(0, 6))
+def test_a_driver_has_dropped_only_the_results_past_the_best_that_count(races: int, drop: int, ran: int) -> None:
+    """docs/championships.md, "Dropped results": of a driver's results, the best (races - drop)
+    count; at most `drop` go, and none while the driver has no more than that."""
+    drop = min(drop, races - 1)
+    ran = min(ran, races)
+    rules = SeasonRules(ScoringTable.parse("f1"), drop=drop, races=races)
+    results = [race(n, "x", "y") for n in range(1, ran + 1)]
+    for row in standings(rules, results):
+        assert sum(s.dropped for s in row.races) == max(0, ran - (races - drop))
 
 
 def test_a_tie_on_points_is_broken_by_countback() -> None:

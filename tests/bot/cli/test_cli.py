@@ -13,10 +13,10 @@ import pytest
 
 import bot.app
 from bot.app import App
-from bot.cli import init_dir, main
+from bot.cli import main
 from bot.mail_in.inbox import deliver_to_maildir
 from bot.testing import reply_to
-from tests.helpers import flagman_command
+from tests.helpers import flagman_command, init_site
 
 
 def flagman(config: Path | None, *args: str) -> subprocess.CompletedProcess[str]:
@@ -118,7 +118,7 @@ def test_every_command_closes_its_app_whichever_way_it_ends(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The composition root's App is used in a `with` block: a refusal or an error closes it too."""
-    config = init_dir(tmp_path)
+    config = init_site(tmp_path)
     built: list[App] = []
     original = bot.app.build_app
 

@@ -22,7 +22,7 @@ from sqlalchemy import func, select
 
 import bot.cli
 import rules
-from bot.cli import init_dir, main
+from bot.cli import main
 from bot.db import Database
 from bot.mail_in.imap import ImapInbox
 from bot.mail_in.inbox import deliver_to_maildir
@@ -30,7 +30,7 @@ from bot.models import GmAudit, Outbox, OutboxStatus
 from bot.settings import load_settings
 from bot.store import find_game_row
 from bot.testing import plain_mail
-from tests.helpers import flagman_command
+from tests.helpers import flagman_command, init_site
 
 ROOT = Path(__file__).resolve().parents[3]
 FLAGMAN = Path(sys.executable).parent / "flagman"  # the console script of the installed package
@@ -97,7 +97,7 @@ def closed_pipe() -> int:
 def made_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The embedded default with Racecraft `rc1` (GM gm@example.org, 48h turns) started, made
     once for the module (`site` copies it)."""
-    config = init_dir(tmp_path_factory.mktemp("made") / "site", "flagman@example.org")
+    config = init_site(tmp_path_factory.mktemp("made") / "site", "flagman@example.org")
     assert flagman(config, "game", "new", "racecraft", "--name", "rc1", "--gm", GM, *PLAYERS) == 0
     return config
 
@@ -340,7 +340,7 @@ def test_game_list_and_show_say_a_manual_schedule_has_no_deadline(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A turn without a deadline (a manual schedule) is shown as such, never "due None"."""
-    config = init_dir(tmp_path / "site")
+    config = init_site(tmp_path / "site")
     assert flagman(config, "game", "new", "racecraft", "--name", "man1", "--deadline", "manual", *PLAYERS) == 0
     capsys.readouterr()
     assert flagman(config, "game", "list") == 0
@@ -352,7 +352,7 @@ def test_game_list_and_show_say_a_manual_schedule_has_no_deadline(
 def test_an_unreachable_database_is_two_lines_and_status_3_from_the_process(tmp_path: Path) -> None:
     """`flagman game list` as a process, the SQLite file in a folder that does not exist: the
     database named, what to check, `flagman doctor`; status 3 and no traceback."""
-    config = init_dir(tmp_path / "site")
+    config = init_site(tmp_path / "site")
     configure(config, database=f"sqlite:///{tmp_path / 'no' / 'such' / 'dir' / 'flagman.sqlite'}")
     done = run("--config", config, "game", "list")
     assert done.returncode == 3, done.stderr
@@ -367,7 +367,7 @@ def test_an_unreachable_database_is_two_lines_and_status_3_from_the_process(tmp_
 
 def test_a_database_without_its_schema_says_migrate(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """An empty SQLite file: the driver's reason (no such table) and `flagman migrate`, not the SQL."""
-    config = init_dir(tmp_path / "site")
+    config = init_site(tmp_path / "site")
     configure(config, database="sqlite:///empty.sqlite")
     assert flagman(config, "game", "list") == 3
     err = capsys.readouterr().err
@@ -459,7 +459,7 @@ def test_a_gm_command_prints_its_result_once(site: Path) -> None:
 def test_a_game_made_is_said_once(tmp_path: Path) -> None:
     """`flagman game new` (its stdout and log as in its own process, `flagman_command`): one
     line saying the game was made (not a log line too)."""
-    config = init_dir(tmp_path / "site")
+    config = init_site(tmp_path / "site")
     done = flagman_command(config, "game", "new", "racecraft", "--name", "rc1", *PLAYERS)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["game rc1 (racecraft) created: 5 players, status active"]

@@ -12,8 +12,7 @@ from typing import Any
 
 import pytest
 
-from bot.cli import init_dir
-from tests.helpers import ROOT, flagman_command, flagman_process
+from tests.helpers import ROOT, flagman_command, flagman_process, init_site
 
 
 def flagman(config: Path, *command: str) -> Any:
@@ -64,7 +63,7 @@ def test_a_setting_out_of_range_stops_every_command_in_one_line_with_status_2(
 ) -> None:
     """Every setting's range and type is checked when the config is read: a negative interval
     (`poll_seconds = -5`) or `digest_time = "25:99"` stops every command in one line, exit 2."""
-    config = with_option(init_dir(tmp_path / "site"), section, line)
+    config = with_option(init_site(tmp_path / "site"), section, line)
     done = flagman(config, *command)
     refused_in_one_line(done, *words)
 
@@ -72,7 +71,7 @@ def test_a_setting_out_of_range_stops_every_command_in_one_line_with_status_2(
 def test_a_configuration_without_the_bots_address_is_refused_by_doctor_and_run(tmp_path: Path) -> None:
     """A missing `[bot] address` is required, never silently `flagman@localhost`: doctor
     and run refuse the config in one line."""
-    config = init_dir(tmp_path / "site", "flagman@example.org")
+    config = init_site(tmp_path / "site", "flagman@example.org")
     config.write_text(config.read_text(encoding="utf-8").replace('address = "flagman@example.org"\n', ""))
     for command in (("doctor",), ("run",)):
         refused_in_one_line(flagman(config, *command), "[bot] address is required")
@@ -81,7 +80,7 @@ def test_a_configuration_without_the_bots_address_is_refused_by_doctor_and_run(t
 def test_a_configuration_cut_at_a_section_boundary_is_refused(tmp_path: Path) -> None:
     """A config cut at a section boundary (no `[database]`) is refused in one line; no
     `sqlite:///flagman.sqlite` is made where nobody chose one."""
-    config = init_dir(tmp_path / "site")
+    config = init_site(tmp_path / "site")
     text = config.read_text(encoding="utf-8")
     config.write_text(text[: text.index("[database]")], encoding="utf-8")
     refused_in_one_line(flagman_process(config, "run"), "the section [database] is required")
@@ -92,7 +91,7 @@ def test_a_configuration_cut_at_a_section_boundary_is_refused(tmp_path: Path) ->
 def test_a_database_other_than_sqlite_or_postgresql_is_refused_in_one_line(tmp_path: Path, scheme: str) -> None:
     """A database URL other than SQLite's or PostgreSQL's is refused in one line, no traceback,
     and the line never shows the URL's password."""
-    config = init_dir(tmp_path / "site")
+    config = init_site(tmp_path / "site")
     text = config.read_text(encoding="utf-8")
     config.write_text(text.replace('url = "sqlite:///flagman.sqlite"', f'url = "{scheme}://u:hush@db/f"'))
     for command in (("migrate",), ("game", "list")):
@@ -104,7 +103,7 @@ def test_a_database_other_than_sqlite_or_postgresql_is_refused_in_one_line(tmp_p
 def test_postgres_spelled_as_libpq_spells_it_reaches_postgresql(tmp_path: Path) -> None:
     """ "`postgres://` (libpq's and many hosts' spelling) ... print[s] tracebacks":
     accepted; with no server there, the database is named unreachable (status 3), no traceback."""
-    config = init_dir(tmp_path / "site")
+    config = init_site(tmp_path / "site")
     text = config.read_text(encoding="utf-8")
     config.write_text(text.replace('url = "sqlite:///flagman.sqlite"', 'url = "postgres://u@127.0.0.1:9/f"'))
     done = flagman(config, "game", "list")
@@ -116,7 +115,7 @@ def test_an_unreadable_root_configuration_is_reported_unreadable_with_status_2(t
     """ "An unreadable 0600 root config is reported as "may not write", with advice to
     give /etc/flagman to the service user, exit 4 instead of 2". The file belongs to another
     user, mode 0600, and the command runs without root's override of file modes."""
-    config = init_dir(tmp_path / "site")
+    config = init_site(tmp_path / "site")
     os.chown(config, 65534, 65534)
     config.chmod(0o600)
     for command in (("run",), ("doctor",), ("migrate",)):

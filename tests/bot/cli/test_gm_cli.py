@@ -13,17 +13,18 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from bot.cli import init_dir, main
+from bot.cli import main
 from bot.db import Database
 from bot.models import GameStatus, GmAudit, Turn
 from bot.settings import load_settings
 from bot.store import find_game_row
+from tests.helpers import init_site
 
 
 @pytest.fixture(scope="module")
 def made_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """`flagman init` and a Racecraft game of five made once for the module (`site` copies it)."""
-    config = init_dir(tmp_path_factory.mktemp("made") / "site", "flagman@example.org")
+    config = init_site(tmp_path_factory.mktemp("made") / "site", "flagman@example.org")
     args = [
         "--config",
         str(config),
@@ -241,7 +242,7 @@ def test_audit_lists_the_commands(site: Path, capsys: pytest.CaptureFixture[str]
 
 
 def test_start_by_cli_starts_a_signup_game(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    config = init_dir(tmp_path / "s2", "flagman@example.org")
+    config = init_site(tmp_path / "s2", "flagman@example.org")
     args = ["game", "new", "racecraft", "--name", "rc2", "--gm", "gm@example.org", "--signup"]
     for name in ("a", "b", "c", "d", "e"):
         args += ["--player", f"{name}={name}@example.org"]
@@ -268,7 +269,7 @@ def test_game_new_takes_early_resolution_and_press_and_game_show_shows_them(
     """Early resolution is the GM's choice per game, made at `game new`
     (default: the game's own) and changed by `gm configure`; so is press (none, signed,
     anonymous); `game show` shows both, and each player's zone and vacation."""
-    config = init_dir(tmp_path / "s3", "flagman@example.org")
+    config = init_site(tmp_path / "s3", "flagman@example.org")
     players = [arg for n in ("a", "b", "c", "d", "e") for arg in ("--player", f"{n}={n}@example.org,Europe/Paris")]
     assert flagman(config, "game", "new", "racecraft", "--name", "rc1", "--gm", "gm@example.org", *players) == 0
     capsys.readouterr()

@@ -11,13 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import init_dir
-from tests.helpers import damage_header, flagman_command, flagman_process
+from tests.helpers import damage_header, flagman_command, flagman_process, init_site
 
 
 @pytest.mark.parametrize("command", ["poll", "tick", "send"])
 def test_a_job_on_a_database_that_is_not_there_is_refused_and_none_is_made(tmp_path: Path, command: str) -> None:
-    config = init_dir(tmp_path / "site")
+    config = init_site(tmp_path / "site")
     database = tmp_path / "site" / "flagman.sqlite"
     database.unlink()
     done = flagman_command(config, command)
@@ -29,7 +28,7 @@ def test_a_job_on_a_database_that_is_not_there_is_refused_and_none_is_made(tmp_p
 
 @pytest.mark.parametrize("command", ["poll", "send"])
 def test_a_job_on_an_empty_database_says_migrate(tmp_path: Path, command: str) -> None:
-    config = init_dir(tmp_path / "site")
+    config = init_site(tmp_path / "site")
     database = tmp_path / "site" / "flagman.sqlite"
     database.unlink()
     database.touch()
@@ -40,7 +39,7 @@ def test_a_job_on_an_empty_database_says_migrate(tmp_path: Path, command: str) -
 
 
 def test_poll_on_a_damaged_database_with_an_empty_inbox_is_status_4(tmp_path: Path) -> None:
-    config = init_dir(tmp_path / "site")
+    config = init_site(tmp_path / "site")
     damage_header(tmp_path / "site" / "flagman.sqlite")
     done = flagman_command(config, "poll")
     assert done.returncode == 4 and "fetched" not in done.stdout, (done.returncode, done.stdout)
@@ -54,7 +53,7 @@ def test_a_vanished_inbox_maildir_is_reported_not_made_again(tmp_path: Path, com
     from bot.mail_in.inbox import deliver_to_maildir
     from bot.testing import plain_mail
 
-    config = init_dir(tmp_path / "site")
+    config = init_site(tmp_path / "site")
     inbox = tmp_path / "site" / "mail" / "inbox"
     deliver_to_maildir(inbox, plain_mail("p@players.test", "flagman@localhost", "hi", "HELP", message_id="<v1@p.test>"))
     assert flagman_command(config, "poll").returncode == 0
@@ -67,7 +66,7 @@ def test_a_vanished_inbox_maildir_is_reported_not_made_again(tmp_path: Path, com
 
 
 def test_a_maildir_inbox_never_used_is_made_on_first_use(tmp_path: Path) -> None:
-    config = init_dir(tmp_path / "site")
+    config = init_site(tmp_path / "site")
     inbox = tmp_path / "site" / "mail" / "inbox"
     shutil.rmtree(inbox)
     done = flagman_command(config, "poll")

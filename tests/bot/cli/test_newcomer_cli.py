@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import init_dir, main
+from bot.cli import main
 from tests.bot.cli.test_cli_friendly import GM, PLAYERS, flagman, made_site, site  # noqa: F401 - the fixtures
+from tests.helpers import init_site
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -62,7 +63,7 @@ def test_doctor_and_gm_audit_as_json(site: Path, capsys: pytest.CaptureFixture[s
 
 
 def test_speed_circuit_is_taken_and_shown_in_both_spellings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    config = init_dir(tmp_path / "site")
+    config = init_site(tmp_path / "site")
     for spelled in ("speed-circuit", "speed_circuit"):
         assert flagman(config, "game", "options", spelled) == 0
         assert capsys.readouterr().out.startswith("speed-circuit or speed_circuit (Speed Circuit)")

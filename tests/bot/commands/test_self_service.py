@@ -302,6 +302,17 @@ def test_timezone_is_checked_and_later_mail_uses_it(site: TestApp) -> None:
         assert session.scalar(select(Player.timezone).where(Player.address == ADDRESS["kelly"])) == "Europe/Paris"
 
 
+def test_timezone_names_no_deadline_for_a_paused_game(site: TestApp) -> None:
+    """TIMEZONE's examples say when each game is due in the new zone; a paused game has no
+    deadline running (RESUME restarts the clock from then), so its example says it is paused,
+    never the deadline it had before the pause."""
+    gm_helpers.gm_says(site, "PAUSE rc1", game="rc1")
+    player_says(site, "kelly", "TIMEZONE europe/paris")
+    answer = " ".join(body_of(last(site, ADDRESS["kelly"])).split())
+    assert "So rc1 is paused (no deadline runs until the GM resumes it)." in answer, answer
+    assert "due Wed 7 Jan 2026" not in answer
+
+
 def test_address_moves_only_once_confirmed_from_the_new_address_and_the_old_one_is_told(site: TestApp) -> None:
     """ADDRESS new@...: a code goes to the new address, and the old one is told at once with a
     STOP code; nothing changes until the code comes back from the new address and the old one

@@ -17,7 +17,7 @@ import pytest
 from PIL import Image
 from sqlalchemy import select
 
-from bot.cli import init_dir, main
+from bot.cli import main
 from bot.games.turns import PlayerSpec, create_game
 from bot.models import Turn
 from bot.testing import FakeMailer, TestApp, body_of
@@ -25,6 +25,7 @@ from rules import find_game, game_names
 from rules.api import Viewer
 from tests.bot import gm_helpers
 from tests.bot.conftest import GM
+from tests.helpers import init_site
 
 rc = gm_helpers.rc  # the shared fixtures (`gapp`, which `rc` takes, is found through it)
 gapp = gm_helpers.gapp
@@ -219,7 +220,7 @@ def test_a_gms_process_by_mail_is_published_once_its_batch_is_committed(rc: Test
 def test_flagman_gm_process_publishes_the_turn(tmp_path: Path) -> None:
     """The same from the CLI: `flagman gm process` publishes the turn once its transaction is
     committed."""
-    config = init_dir(tmp_path / "site", "flagman@example.org")
+    config = init_site(tmp_path / "site", "flagman@example.org")
     root = tmp_path / "public"
     config.write_text(config.read_text().replace("[bot]\n", f'[bot]\narchive_dir = "{root}"\n', 1))
     args = ["--config", str(config), "game", "new", "racecraft", "--name", "rc1", "--gm", GM, "--deadline", "48h"]
@@ -241,7 +242,7 @@ def test_a_game_started_publishes_its_first_commitment_before_any_order(tmp_path
     from bot.models import Commitment
     from bot.settings import load_settings
 
-    config = init_dir(tmp_path / "site", "flagman@example.org")
+    config = init_site(tmp_path / "site", "flagman@example.org")
     root = tmp_path / "public"
     config.write_text(config.read_text().replace("[bot]\n", f'[bot]\narchive_dir = "{root}"\n', 1))
     args = ["--config", str(config), "game", "new", "speed_circuit", "--name", "sc1", "--gm", GM, "--deadline", "48h"]

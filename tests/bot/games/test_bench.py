@@ -394,3 +394,48 @@ def test_in_a_season_the_bench_taker_of_a_seat_at_the_nmr_limit_drives_it_on_und
     assert table["Anna"].races[0] == "0-3" and table["Anna"].points == -3, "the leaver: the NMR penalty"
     sheets = [body_of(m) for m in mails(rc, SUB1) if "[spring-r2]" in str(m["Subject"])]
     assert sheets and f'You run as "anna ({taker.name})".' in sheets[0]
+
+
+def test_in_a_season_the_leaver_the_bench_and_the_taker_are_told_the_seat_goes_on_in_its_next_races(
+    rc: TestApp,
+) -> None:
+    """docs/championships.md, "A substitute in the table": the driver who left "runs no more races
+    of the season"; the substitute has "a row of their own from that race on ... and whatever they
+    score in the next races, which they drive in the same seat". Played by mail (playtest3): the
+    RESIGN answer, the bench's offer and the taker's sheet never named the season, and the taker
+    got the season's next race unannounced. A game of no season says none of it."""
+    from bot.games import seasons
+
+    on_bench(rc, SUB1)
+    with rc.db.transaction() as session:
+        seasons.create_season(rc.shell, session, seasons.SeasonSettings("spring", "racecraft", GM, games=("rc1",)))
+    player_says(rc, "roger", "RESIGN rc1")
+    leaver = " ".join(body_of(last(rc, ADDRESS["roger"])).split())
+    assert "rc1 is race 1 of 3 of season spring: you leave the season with it" in leaver
+    assert "your results so far stay in its table" in leaver
+    offer = " ".join(body_of(offers_to(rc, SUB1)[0]).split())
+    assert "rc1 is race 1 of 3 of season spring: whoever takes the seat drives it in the season's next races" in offer
+    fake_inbox(rc).deliver(reply_to(offers_to(rc, SUB1)[0], "mine", sender=SUB1))
+    cycle(rc)
+    (sheet,) = [" ".join(body_of(m).split()) for m in mails(rc, SUB1) if "You take over seat" in body_of(m)]
+    assert "the seat goes on with you in its next races" in sheet
+    player_says(rc, "steve", "RESIGN rc1")  # nobody left on the bench who may: dropped
+    assert "season spring" in body_of(last(rc, ADDRESS["steve"]))
+
+
+def test_a_resign_outside_a_season_names_no_season(rc: TestApp) -> None:
+    player_says(rc, "roger", "RESIGN rc1")
+    assert "season" not in body_of(last(rc, ADDRESS["roger"]))
+
+
+def test_in_a_season_a_seat_the_gm_hands_over_tells_its_taker_it_goes_on(rc: TestApp) -> None:
+    """docs/championships.md: after a REPLACE the new holder drives the seat on "in the next races"."""
+    from bot.games import seasons
+
+    with rc.db.transaction() as session:
+        seasons.create_season(rc.shell, session, seasons.SeasonSettings("spring", "racecraft", GM, games=("rc1",)))
+    gm_says(rc, "REPLACE rc1 kelly kim@example.org Kim")
+    (sheet,) = [
+        " ".join(body_of(m).split()) for m in mails(rc, "kim@example.org") if "You take over seat" in body_of(m)
+    ]
+    assert "rc1 is race 1 of 3 of season spring: the seat goes on with you in its next races" in sheet

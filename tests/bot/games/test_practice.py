@@ -174,10 +174,11 @@ def test_game_list_and_show_mark_a_practice_game(tmp_path: Path, capsys: pytest.
     """ "practice games are marked as such (subject tag, `game list`)": `flagman game list` ends its
     line with [practice], `game show` says so, and its robots are shown as robots."""
     from bot.app import build_app
-    from bot.cli import init_dir, main
+    from bot.cli import main
     from bot.settings import load_settings
+    from tests.helpers import init_site
 
-    config = init_dir(tmp_path / "site", "flagman@example.org")
+    config = init_site(tmp_path / "site", "flagman@example.org")
     with build_app(load_settings(config, env={})) as app, app.db.transaction() as session:
         rules = practice.check(session, app.shell, PAT, "speed-circuit")
         practice.start(app.shell, session, PAT, rules)
@@ -491,6 +492,18 @@ def test_a_practice_status_says_when_the_turn_resolves_at_the_soonest(gapp: Test
         "A practice race has no GM and no deadline: the turn resolves as soon as your orders are in, "
         "3 minutes after it opened at the soonest, Mon 5 Jan 2026 09:03 GMT."
     ) in body, body
+
+
+def test_a_practice_ping_says_no_gm_and_no_deadline(gapp: TestApp) -> None:
+    """PING from a practice race's seat says where its game stands: a practice race has no GM
+    and no deadline, so never "due at the GM call"."""
+    stranger_says(gapp, PAT, "PRACTICE racecraft")
+    sheet = _confirm(gapp)
+    gapp.inbox.deliver(reply_to(sheet, "PING", sender=PAT, quote=False))
+    cycle(gapp)
+    body = " ".join(body_of(last(gapp, PAT)).split())
+    assert "GM call" not in body, body
+    assert "a practice race: it has no GM and no deadline, and the turn resolves as soon as your orders are in" in body
 
 
 def test_the_closing_of_a_practice_race_names_the_command_for_a_new_one(gapp: TestApp) -> None:

@@ -11,13 +11,14 @@ from pathlib import Path
 import pytest
 from sqlalchemy import delete
 
-from bot.cli import init_dir, main
+from bot.cli import main
 from bot.games.ratings import current, ratings_of
 from bot.models import Player, RatingKind, StoredRating
 from bot.settings import BotSettings, RatingSettings
 from bot.testing import TestApp, body_of
 from tests.bot.games.test_ratings_results import race
 from tests.bot.gm_helpers import ADDRESS, BOT, mails, new_app, player_says
+from tests.helpers import init_site
 
 EVIL = '<b>Roger</b> & "Co"'  # a name from mail: markup and quotes
 PAGE = "https://flagman.example.org/_ratings/"
@@ -107,7 +108,7 @@ def flagman_on(app: TestApp, tmp_path: Path, *args: str) -> int:
     """`flagman ARGS` on the database of `app`, ratings shown after 2 rated races."""
     config = tmp_path / "cli" / "flagman.toml"
     if not config.exists():
-        config = init_dir(tmp_path / "cli", BOT)
+        config = init_site(tmp_path / "cli", BOT)
         url = f'url = "{app.settings.database_url}"'
         text = config.read_text(encoding="utf-8").replace('url = "sqlite:///flagman.sqlite"', url)
         config.write_text(text + "\n[ratings]\nshown_after = 2\n")

@@ -322,9 +322,9 @@ def test_replace_robot_takes_a_level_like_the_command_lines_robot_name_level(rr:
 
 def test_replace_robot_by_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`flagman gm replace GAME SEAT --robot` does what the mail command does."""
-    from bot.cli import init_dir
+    from tests.helpers import init_site
 
-    config = init_dir(tmp_path / "site", "flagman@example.org")
+    config = init_site(tmp_path / "site", "flagman@example.org")
     args = ["--config", str(config), "game", "new", "racecraft", "--name", "rc1", "--gm", "gm@example.org"]
     for name in ("kelly", "seb", "steve", "roger", "anna"):
         args += ["--player", f"{name}={name}@example.org"]

@@ -125,6 +125,26 @@ def test_the_draw_waits_in_the_digest_and_by_mail_and_nothing_is_made_until_conf
     assert sheet and "This is race 1 of 1 of season cup-2-t" in body_of(sheet[0])
 
 
+def test_a_new_seasons_first_sheet_says_the_grid_is_the_draw_and_who_moved(tiers: TestApp) -> None:
+    """docs/championships.md: "the first sheet of a race of a new season (after a draw) says the
+    same for that season" -- which race it is and the grid, here the draw's ("those coming down
+    first, then those staying, then those coming up"). Played by mail (playtest3): it said "The
+    grid is drawn from the season's table" of a season with no race yet, and the promoted and
+    the relegated were never told they had moved."""
+    tables = _tables(tiers)
+    top, low = tables["top1"], tables["low1"]
+    gm_says(tiers, "SEASON b1 NEXT CONFIRM", game="b1")
+    address = {name: f"{name.lower()}@example.org" for name in (*top, *low)}
+    up = [m for m in mails(tiers, address[low[0]]) if "[cup-2-t1-r1]" in str(m["Subject"])]
+    text = " ".join(body_of(up[0]).split())
+    assert "This is race 1 of 1 of season cup-2-t1: tier 1 of series cup's season 2." in text
+    assert f"{low[0]} (up from tier 2)" in text and "drawn from the season's table" not in text
+    down = [m for m in mails(tiers, address[top[4]]) if "[cup-2-t2-r1]" in str(m["Subject"])]
+    text = " ".join(body_of(down[0]).split())
+    assert "The grid is the draw from the last season's final tables" in text
+    assert f"{top[4]} (down from tier 1), {low[1]}" in text
+
+
 def test_a_second_confirm_and_a_confirm_by_another_gm_are_refused(tiers: TestApp) -> None:
     with tiers.db.transaction() as session:
         game = session.scalar(select(Game).where(Game.name == "a1"))
@@ -140,9 +160,10 @@ def test_a_second_confirm_and_a_confirm_by_another_gm_are_refused(tiers: TestApp
 def test_season_next_by_cli_shows_the_draw_and_makes_it_with_confirm(
     tiers: TestApp, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from bot.cli import init_dir, main
+    from bot.cli import main
+    from tests.helpers import init_site
 
-    config = init_dir(tmp_path / "site", "flagman@example.org")
+    config = init_site(tmp_path / "site", "flagman@example.org")
     text = config.read_text(encoding="utf-8")
     config.write_text(text.replace('"sqlite:///flagman.sqlite"', f'"{tiers.settings.database_url}"'), encoding="utf-8")
     capsys.readouterr()
@@ -278,9 +299,10 @@ def test_a_correction_after_the_draw_is_shown_makes_it_stale_until_the_gm_draws_
 
 
 def test_season_next_redraw_by_cli(tiers: TestApp, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from bot.cli import init_dir, main
+    from bot.cli import main
+    from tests.helpers import init_site
 
-    config = init_dir(tmp_path / "site", "flagman@example.org")
+    config = init_site(tmp_path / "site", "flagman@example.org")
     text = config.read_text(encoding="utf-8")
     config.write_text(text.replace('"sqlite:///flagman.sqlite"', f'"{tiers.settings.database_url}"'), encoding="utf-8")
     capsys.readouterr()
@@ -340,6 +362,28 @@ def test_newcomers_who_joined_and_the_bench_opted_in_go_to_the_lowest_tier_and_r
         assert session.scalar(select(func.count()).select_from(SeriesEntry)) == 0, "drawn in: the entry is done"
         first = next(s for s in session.scalars(select(Season).where(Season.edition == 2)) if s.tier == 1)
         assert not any(s.robot for s in first.races[0].game.seats), "no least field set: no robots"
+
+
+def test_a_stale_draw_with_a_race_still_reopened_names_that_race_and_waits_for_its_result(tiers: TestApp) -> None:
+    """docs/championships.md, "The GM confirms": the draw is drawn again "once every race has its
+    result". Played by mail (playtest3): while the other tier's race was reopened, the digest,
+    SEASON <game> NEXT and the refused CONFIRM told the GM to REDRAW now -- refused in turn --
+    without naming the race they wait for."""
+    gm_says(tiers, "SEASON b1 NEXT", game="b1")
+    gm_says(tiers, "ROLLBACK b1", game="b1")
+    gm_says(tiers, "SEASON a1 NEXT", game="a1")
+    text = " ".join(last_body(tiers).split())
+    assert "This draw is stale" in text and "b1 of tier 2, reopened by its GM with a ROLLBACK" in text
+    assert "can be drawn again only once that race has a result again" in text
+    gm_says(tiers, "SEASON a1 NEXT CONFIRM", game="a1")
+    text = " ".join(last_body(tiers).split())
+    assert "is stale" in text and "b1 of tier 2" in text and "once that race has a result again" in text
+    gm_says(tiers, "SEASON a1 NEXT REDRAW", game="a1")
+    assert "reopened (a ROLLBACK: b1 of tier 2)" in " ".join(last_body(tiers).split())
+    gm_says(tiers, "PROCESS b1", game="b1")
+    gm_says(tiers, "SEASON a1 NEXT", game="a1")
+    text = " ".join(last_body(tiers).split())
+    assert "This draw is stale: a race result it was drawn from was corrected" in text and "b1 of tier" not in text
 
 
 def test_a_join_after_the_draw_is_shown_makes_it_stale(tiers: TestApp) -> None:

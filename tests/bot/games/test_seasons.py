@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from bot.cli import init_dir, main
+from bot.cli import main
 from bot.db import Database
 from bot.games import seasons
 from bot.games.turns import PlayerSpec, create_game, current_state
@@ -22,6 +22,7 @@ from bot.testing import TestApp, body_of
 from rules.api import Viewer
 from rules.season import F1_POINTS
 from tests.bot.gm_helpers import GM, RACERS, bodies, gm_says, mails, new_app, player_says, to_the_finish
+from tests.helpers import init_site
 
 
 @pytest.fixture
@@ -45,7 +46,7 @@ def rc(gapp: TestApp) -> TestApp:
 
 @pytest.fixture
 def site(tmp_path: Path) -> Path:
-    config = init_dir(tmp_path / "site", "flagman@example.org")
+    config = init_site(tmp_path / "site", "flagman@example.org")
     for name in ("sc1", "sc2"):
         args = ["--config", str(config), "game", "new", "speed-circuit", "--name", name, "--gm", GM]
         args += ["--player", "kelly=kelly@example.org", "--player", "seb=seb@example.org"]
@@ -218,6 +219,37 @@ def test_the_table_counts_a_finished_race_and_a_no_show(gapp: TestApp) -> None:
     assert by["Anna"].points == -5 and by["Anna"].races[0] == "0-5"
     for name in ("Kelly", "Seb", "Steve", "Roger"):
         assert by[name].points == (F1_POINTS[placed[name] - 1] if name in placed else 0), name
+
+
+def test_a_result_dropped_later_counts_while_a_driver_has_no_more_than_the_races_that_count(gapp: TestApp) -> None:
+    """docs/championships.md, "Dropped results": each driver's best (races - drop) results count.
+    Played by mail (playtest3): with DROP 1 of 3 races the final result of race 1 mailed every
+    driver 0 points ("1* Steve 0 (25) - -")."""
+    people = [PlayerSpec(s.seat, s.address, s.name, "UTC") for s in RACERS]
+    with gapp.db.transaction() as session:
+        create_game(
+            gapp.shell, session, kind="racecraft", name="rc1", players=people, gm_address=GM, seed=5,
+            deadline="24h", options={"turns": "3"},
+        )  # fmt: skip
+        seasons.create_season(
+            gapp.shell,
+            session,
+            seasons.SeasonSettings(name="s1", kind="racecraft", gm_address=GM, drop=1, races=3, games=("rc1",)),
+        )
+    gapp.service.send()
+    for seat, use in (("kelly", 3), ("seb", 2), ("steve", 1), ("roger", 0), ("anna", 4)):
+        player_says(gapp, seat, f"USE {use}")
+    to_the_finish(gapp, "rc1")
+    with gapp.db.read() as session:
+        season = seasons.find_season(session, "s1")
+        assert season is not None
+        table = seasons.table_of(session, season)
+    assert table.races_run == 1
+    assert sorted((row.points for row in table.rows), reverse=True)[0] == 25, "the winner's 25 count"
+    assert not any(cell.startswith("(") for row in table.rows for cell in row.races), "nothing dropped yet"
+    final = [m for m in mails(gapp, "kelly@example.org") if "Final result" in str(m["Subject"])]
+    table_text = body_of(final[0]).split("Season s1", 1)[1]
+    assert "(25)" not in table_text and " 25  25 - -" in table_text
 
 
 def test_every_results_mail_of_a_season_race_shows_the_table_and_the_final_counts_the_race(gapp: TestApp) -> None:

@@ -7,7 +7,7 @@ byte for byte, and the same rows as working every turn out in the service); the 
 WORKED_OUT is still reached in the service, once per turn; what changes after the worker read
 its snapshot is seen (the turn is worked out again as it is written); a worker that dies costs
 no turn and resolves none twice; a small tick, an in-memory database or ``resolve_workers = 0``
-never use one; closing the app ends it."""
+never use one; closing the app ends it; one started ahead of the tick is the one it uses."""
 
 from __future__ import annotations
 
@@ -282,6 +282,31 @@ def test_a_tick_of_one_chunk_is_worked_out_in_the_service(tmp_path: Path, apps: 
     moving_clock(app).advance(hours=25)
     assert len(app.service.tick()) == 3
     assert isinstance(app.turn_worker, ProcessTurnWorker) and app.turn_worker.worker_pids() == ()
+
+
+@pytest.mark.usefixtures("one_turn_a_chunk")
+def test_a_worker_started_ahead_works_out_the_next_tick_and_nothing_before(tmp_path: Path, apps: list[App]) -> None:
+    """`ProcessTurnWorker.start` (the bench starts it before its clock, as a service that has
+    run a deadline has it): the worker is ready and has worked out nothing, no row written;
+    the next tick of several chunks hands them to that very process."""
+    app = make_app(settings_for(tmp_path, fresh_database("sqlite", tmp_path)), worker=True)
+    apps.append(app)
+    start_games(app, ("racecraft",) * 3)
+    worker = app.turn_worker
+    assert isinstance(worker, ProcessTurnWorker)
+
+    def rows() -> tuple[int, int]:
+        with app.db.read() as session:
+            return len(session.scalars(select(Outbox)).all()), len(session.scalars(select(Turn)).all())
+
+    before = rows()
+    assert worker.start(app.shell)
+    (pid,) = worker.worker_pids()
+    assert rows() == before
+    app.clock.advance(hours=25)
+    assert len(app.service.tick()) == 3
+    assert worker.worker_pids() == (pid,)
+    assert rows()[1] == before[1] + 3
 
 
 def test_the_composition_root_gives_a_worker_only_where_one_can_work(tmp_path: Path) -> None:

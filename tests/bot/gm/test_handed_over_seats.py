@@ -11,12 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import init_dir, main
+from bot.cli import main
 from bot.games.archive import write_game_archive
 from bot.gm import digest
 from bot.testing import TestApp
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import GM, body_of, gm_says, mails, player_says
+from tests.helpers import init_site
 
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 
@@ -52,7 +53,7 @@ def test_game_show_names_a_handed_over_seat_as_the_letters_do(
     names it "anna (Kim ...)", and the JSON keeps the seat's name and gives the label beside it."""
     _handed_over(rc)
     gm_says(rc, "PROCESS rc1")
-    config = init_dir(tmp_path / "site")
+    config = init_site(tmp_path / "site")
     config.write_text(
         re.sub(r'url = "[^"]*"', f'url = "sqlite:///{tmp_path / "flagman.sqlite"}"', config.read_text()), "utf-8"
     )

@@ -155,3 +155,30 @@ def test_the_rollback_letter_leads_with_the_reopened_turn_and_its_subject_says_t
     for address in ADDRESS.values():
         for mail in mails(rc, address):
             assert len(str(mail["Subject"])) <= 78, str(mail["Subject"])
+
+
+def test_a_final_result_resolved_again_after_a_rollback_says_it_is_corrected(gapp: TestApp) -> None:
+    """mail-interface.md, ROLLBACK: the turn's new results "replace the ones sent before". Played
+    by mail (playtest3): a ROLLBACK of a Racecraft race's last tactical turn, resolved again with
+    the final sprint after it, mailed "Final result of Racecraft ..." word for word as the first
+    one (the correction flag was the sprint's, a turn never rolled back)."""
+    from bot.games.turns import create_game
+    from tests.bot.conftest import RACERS
+
+    with gapp.db.transaction() as session:
+        create_game(
+            gapp.shell, session, kind="racecraft", name="rc1", players=RACERS, gm_address=GM, seed=7,
+            options={"turns": "3"},
+        )  # fmt: skip
+    gapp.service.send()
+    gm_says(gapp, "PROCESS rc1")
+    gm_says(gapp, "PROCESS rc1")
+    finals = [m for m in mails(gapp, ADDRESS["kelly"]) if "inal result" in str(m["Subject"])]
+    assert [str(m["Subject"]) for m in finals] == ["[rc1] Final result of Racecraft rc1"]
+    gm_says(gapp, "ROLLBACK rc1")
+    gm_says(gapp, "PROCESS rc1")
+    finals = [m for m in mails(gapp, ADDRESS["kelly"]) if "inal result" in str(m["Subject"])]
+    assert str(finals[-1]["Subject"]) == "[rc1] Corrected final result of Racecraft rc1"
+    text = _flat(body_of(finals[-1]))
+    assert "These results replace the ones sent before for Turn 2 of 3: tactical" in text
+    assert any(str(m["Subject"]) == "[rc1] GM copy: corrected final result of rc1" for m in mails(gapp, GM))

@@ -48,6 +48,9 @@ RACECRAFT_CORPUS = [
     ("sorry no: use 4", ("USE 4",), (), (), False),
     ("I will not - repeat not - use 3", (), (), ("USE 3",), False),
     ("No, not use 3", (), (), ("USE 3",), False),
+    # Played by mail (playtest3): "use five" was refused ("'FIVE' is not a whole number of EP").
+    ("use five", ("USE 5",), (), (), False),
+    ("I'll use three please", ("USE 3",), (), (), False),
     ("Thanks, got it!", (), (), (), True),
     ("Good luck everyone, see you next turn", (), (), (), True),
 ]

@@ -48,6 +48,19 @@ def test_the_colour_and_the_start_are_read_with_the_rounds() -> None:
     assert reading.applied == ("COLOUR green", "START 3,5 FACING N", "ROUND 1: F3 TL F1")
 
 
+def test_a_colour_alone_and_a_start_written_as_starting_are_read() -> None:
+    """Played by mail (playtest3): "Blue please, starting at 2,5 facing north." read only the
+    rounds; the colour and the start were "not read as an order", and the start defaulted."""
+    line = "Blue please, starting at 2,5 facing north. Round 1: F2. Round 2: F1 F1"
+    (reading,) = _read(SPEEDPHREAKZ, SP_STATE, "ann", line).readings
+    assert reading.applied == ("COLOUR blue", "START 2,5 FACING N", "ROUND 1: F2", "ROUND 2: F1 F1")
+    assert reading.unread == ()
+    # A word that is no colour, and "starting" where no order is meant, are no orders.
+    for note in ("Thanks please", "I'm starting to enjoy this", "Lovely, thanks"):
+        assert not [r for r in _read(SPEEDPHREAKZ, SP_STATE, "ann", note).readings if r.applied or r.offered]
+    assert not [r for r in _read(RACECRAFT, RC_STATE, "a", "Blue please").readings if r.applied or r.offered]
+
+
 def test_what_was_not_read_is_kept_to_be_said() -> None:
     (reading,) = _read(SPEEDPHREAKZ, SP_STATE, "ann", "Round 1 F1, and I hope the weather holds").readings
     assert reading.applied == ("ROUND 1: F1",) and reading.unread == ("and I hope the weather holds",)
@@ -186,3 +199,65 @@ def test_an_order_word_of_another_turn_in_prose_is_the_word_named(gapp: TestApp)
     text = _flat(body_of(last(gapp, ADDRESS["kelly"])))
     assert "'OOPS'" not in text, text
     assert "TYRES" in text.split('not understood: "Oops, forgot: TYRES 1"', 1)[1], text
+
+
+# Played by mail (playtest3): an order word with more order-like words after it than the game
+# takes ("Oh wait, round 2 should be F2", "ROUND 3: F1 L F1", "bid 2 wear please") offered the
+# part before them as a one-tap link -- "ROUND 2:" (hold position) for "should be F2", "ROUND 3:
+# F1" for a program of three actions, "BID WEAR 0" for a bid of 2 -- and lost the game's reason.
+CUT_SHORT = [
+    (SPEEDPHREAKZ, SP_STATE, "ann", "Oh wait, round 2 should be F2", ""),
+    (SPEEDPHREAKZ, SP_STATE, "ann", "ROUND 3: F1 L F1", "unknown action code 'L'"),
+    (RACECRAFT, RC_STATE, "a", "USE 3 4", "USE takes one number"),
+]
+
+
+def test_a_phrase_with_order_words_left_beside_it_is_neither_applied_nor_offered() -> None:
+    """mail-interface.md: "a line holding exactly one order-shaped phrase ... is applied with the
+    reading echoed, or offered back as a one-tap confirmation": a phrase the player wrote more
+    order words beside is not that line, so the game's own reason for the line stands."""
+    for game, state, seat, line, reason in CUT_SHORT:
+        readings = _read(game, state, seat, line).readings
+        assert not [r for r in readings if r.applied or r.offered], (line, readings)
+        if reason:
+            assert any(reason in p.reason for p in game.parse_orders(state, seat, line).problems)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    game_line=st.one_of(
+        st.tuples(st.integers(0, 10), st.integers(0, 10)).map(lambda n: ("rc", f"use {n[0]} {n[1]} please")),
+        st.tuples(st.integers(1, 3), st.sampled_from(["L", "R", "F", "X9", "F4"])).map(
+            lambda n: ("sp", f"ROUND {n[0]}: F1 {n[1]} F1")
+        ),
+        st.integers(1, 3).map(lambda n: ("sp", f"round {n} should be F2")),
+    )
+)
+def test_no_reading_offered_or_applied_drops_an_order_word_of_its_clause(game_line: tuple[str, str]) -> None:
+    """Whatever the numbers and actions: a reading the bot applies or offers is never a part of
+    the clause with an order word or a number of it left out."""
+    kind, line = game_line
+    game, state, seat = (RACECRAFT, RC_STATE, "a") if kind == "rc" else (SPEEDPHREAKZ, SP_STATE, "ann")
+    assert not [r for r in _read(game, state, seat, line).readings if r.applied or r.offered]
+
+
+def test_a_correction_in_prose_is_not_offered_as_hold_position_by_mail(gapp: TestApp) -> None:
+    with gapp.db.transaction() as session:
+        create_game(
+            gapp.shell,
+            session,
+            kind="speedphreakz",
+            name="sp1",
+            players=[PlayerSpec(s, ADDRESS[s], s.title(), "UTC") for s in ("kelly", "seb", "anna")],
+            gm_address=GM,
+            deadline="24h",
+            seed=3,
+        )
+    gapp.service.send()
+    player_says(gapp, "seb", "COLOUR red\nSTART 3,5 FACING N\nROUND 1: F1\nROUND 2: F1 R F1", game="sp1")
+    text = body_of(last(gapp, ADDRESS["seb"]))
+    assert "mailto:" not in text and "unknown action code 'R'" in _flat(text)
+    player_says(gapp, "seb", "Oh wait, round 2 should be F2", game="sp1")
+    text = body_of(last(gapp, ADDRESS["seb"]))
+    assert "subject=ROUND%202%3A" not in text and "mailto:" not in text
+    assert _filed(gapp) == ["COLOUR red\nSTART 3,5 FACING N\nROUND 1: F1"]

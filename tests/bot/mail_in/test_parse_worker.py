@@ -88,6 +88,18 @@ def test_a_small_batch_is_parsed_here_without_starting_a_worker(worker: WorkerPa
     assert worker.worker_pids() == ()
 
 
+def test_a_worker_started_ahead_parses_the_first_batch(worker: WorkerParser) -> None:
+    """`WorkerParser.start` (the bench starts it before its clock, as a service that has read a
+    batch has it): the worker is ready before any batch, and the first batch is parsed by that
+    very process, as parsing it here would."""
+    assert worker.worker_pids() == ()
+    assert worker.start(OPTIONS)
+    (pid,) = worker.worker_pids()
+    batch = mails(MIN_WORKER_BATCH)
+    assert worker.parse(batch, OPTIONS) == parse_batch(unparsed(batch), OPTIONS)
+    assert worker.worker_pids() == (pid,)
+
+
 def test_a_worker_that_dies_loses_no_mail_and_is_not_used_again(
     worker: WorkerParser, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -346,12 +346,12 @@ def test_replay_accepts_a_gm_change_from_the_audit_log_but_not_an_unaudited_one(
     """SET (an audited GM change to the open turn) is a note, not a difference; the same kind of
     change made behind the audit log's back is a difference."""
     from bot.app import build_app
-    from bot.cli import init_dir
     from bot.commands import registry as gm
     from bot.games.turns import PlayerSpec, create_game
     from bot.testing import FakeClock, FakeInbox, FakeMailer
+    from tests.helpers import init_site
 
-    config = init_dir(tmp_path / "gm-site")
+    config = init_site(tmp_path / "gm-site")
     clock = FakeClock()
     app = build_app(load_settings(config, env={}), clock=clock, inbox=FakeInbox(), mailer=FakeMailer())
     players = [PlayerSpec(n, f"{n}@players.test", n.title()) for n in ("kelly", "seb", "steve", "roger", "anna")]

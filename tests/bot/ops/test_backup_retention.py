@@ -12,9 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.cli import init_dir, main
+from bot.cli import main
 from bot.ops.backup import BackupError, backup_into, kept_backups
 from bot.settings import load_settings
+from tests.helpers import init_site
 
 START = datetime(2026, 6, 1, 3, 30, tzinfo=UTC)
 
@@ -22,7 +23,7 @@ START = datetime(2026, 6, 1, 3, 30, tzinfo=UTC)
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A site on the embedded default with a game in it."""
-    config = init_dir(tmp_path_factory.mktemp("site"))
+    config = init_site(tmp_path_factory.mktemp("site"))
     args = ["--config", str(config), "game", "new", "racecraft", "--name", "rc1"]
     for seat in ("kelly", "seb", "steve", "roger", "anna"):
         args += ["--player", f"{seat}={seat}@example.org"]

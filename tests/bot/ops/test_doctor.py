@@ -13,15 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from bot.cli import init_dir, main
+from bot.cli import main
 from bot.db import downgrade, head_revision
 from bot.ops.doctor import Severity, compare_clock, diagnose, run_doctor
 from bot.settings import load_settings
+from tests.helpers import init_site
 
 
 @pytest.fixture
 def site(tmp_path: Path) -> Path:
-    return init_dir(tmp_path / "site")
+    return init_site(tmp_path / "site")
 
 
 def doctor(config: Path, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 
 from bot.app import build_app
-from bot.cli import init_dir, main
+from bot.cli import main
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_in.inbox import deliver_to_maildir
 from bot.ops.doctor import run_doctor
 from bot.settings import load_settings
 from bot.testing import FakeMailer, plain_mail
-from tests.helpers import damage_header
+from tests.helpers import damage_header, init_site
 
 ADDRESS = "flagman@keep.test"
 PLAYERS = [PlayerSpec(n, f"{n}@players.test", n.title()) for n in ("kelly", "seb", "steve", "roger", "anna")]
@@ -39,7 +39,7 @@ def doctor(config: Path) -> tuple[int, list[str]]:
 
 @pytest.fixture
 def site(tmp_path: Path) -> Path:
-    return init_dir(tmp_path / "site", ADDRESS)
+    return init_site(tmp_path / "site", ADDRESS)
 
 
 def set_retention(config: Path, *lines: str) -> None:

@@ -9,12 +9,13 @@ import pytest
 from sqlalchemy import select
 
 from bot.app import build_app
-from bot.cli import init_dir, main
+from bot.cli import main
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_in.inbox import deliver_to_maildir
 from bot.models import Seat
 from bot.settings import load_settings
 from bot.testing import plain_mail
+from tests.helpers import flagman_command, init_site
 
 SITE_SECRET = "site-secret-Zq8vLx2mW9pR4tYk"
 IMAP_PASSWORD = "imap-pass-Hh71Kk03Jj55"
@@ -40,7 +41,7 @@ def test_a_poll_with_passwords_in_mail_logs_decisions_and_no_secret(
     """A poll (quiet and --verbose) of mails carrying seat passwords (right and wrong): every decision is logged
     with Message-ID, game, seat and outcome; the site secret, the seat and GM passwords and the
     server passwords appear nowhere in the output."""
-    config = init_dir(tmp_path / "site", "flagman@log.test")
+    config = init_site(tmp_path / "site", "flagman@log.test")
     (config.parent / "site-secret").write_text(SITE_SECRET + "\n")
     for name, value in (
         ("FLAGMAN_IMAP_PASSWORD", IMAP_PASSWORD),
@@ -118,40 +119,28 @@ def test_a_poll_with_passwords_in_mail_logs_decisions_and_no_secret(
 
 
 def run_under_journal(config: Path, *args: str, journal: bool = True) -> tuple[int, str, str]:
-    """`flagman ARGS` with stdout and stderr on pipes of their own, and $JOURNAL_STREAM naming
-    stdout's pipe (as systemd names the journal's stream), or another file when not `journal`."""
+    """`flagman ARGS` (in this process, `tests.helpers.flagman_command`) with stdout and stderr on
+    files of their own, and $JOURNAL_STREAM naming stdout's file (as systemd names the journal's
+    stream, one file for both: it connects stdout and stderr to the same stream), or another file
+    when not `journal`; what each file holds."""
     import os
-    import subprocess
-    import sys
+    import tempfile
 
-    out_read, out_write = os.pipe()
-    err_read, err_write = os.pipe()
-    named = os.fstat(out_write if journal else os.open(os.devnull, os.O_RDONLY))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("FLAGMAN_")}
-    env["JOURNAL_STREAM"] = f"{named.st_dev}:{named.st_ino}"
-    if journal:
-        # systemd connects stdout and stderr to the same stream: one device and inode for both.
-        os.close(err_write)
-        err_read, err_write = os.pipe()
-        os.dup2(out_write, err_write)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "bot.cli", "--config", str(config), *args],
-        cwd=Path(__file__).resolve().parents[3],
-        env=env,
-        stdout=out_write,
-        stderr=err_write,
-    )
-    os.close(out_write)
-    os.close(err_write)
-    with os.fdopen(out_read, "rb") as out, os.fdopen(err_read, "rb") as err:
-        stdout, stderr = out.read().decode(), err.read().decode()
-    return proc.wait(60), stdout, stderr
+    with tempfile.TemporaryDirectory() as where:
+        out_path, err_path = Path(where) / "stdout", Path(where) / "stderr"
+        with out_path.open("w+", encoding="utf-8") as out, err_path.open("w+", encoding="utf-8") as err:
+            named = os.fstat(out.fileno()) if journal else os.stat(os.devnull)
+            stream = f"{named.st_dev}:{named.st_ino}"
+            done = flagman_command(
+                config, *args, env={"JOURNAL_STREAM": stream}, streams=(out, out if journal else err)
+            )
+        return done.returncode, out_path.read_text(encoding="utf-8"), err_path.read_text(encoding="utf-8")
 
 
 @pytest.fixture
 def noisy_site(tmp_path: Path) -> Path:
     """A site whose next poll logs at info (a mail answered) and at warning (a mail over the size limit)."""
-    config = init_dir(tmp_path / "site", "flagman@log.test")
+    config = init_site(tmp_path / "site", "flagman@log.test")
     config.write_text(config.read_text() + "\n[limits]\nmax_mail_bytes = 2000\n")
     inbox = tmp_path / "site" / "mail" / "inbox"
     deliver_to_maildir(
@@ -180,7 +169,7 @@ def test_a_failure_line_on_stderr_under_the_journal_is_an_error(tmp_path: Path) 
     which the unit also sends to the journal, starts with <3>: `journalctl -p err` shows it."""
     from tests.helpers import damage_header
 
-    config = init_dir(tmp_path / "site")
+    config = init_site(tmp_path / "site")
     damage_header(tmp_path / "site" / "flagman.sqlite")
     code, out, err = run_under_journal(config, "migrate")
     assert code == 4
@@ -269,7 +258,7 @@ def test_log_lines_say_outcomes_and_errors_in_words_not_reprs(tmp_path: Path, ca
     from bot.testing import FakeClock, FakeInbox, FakeMailer
     from tests.servers import SmtpSink
 
-    config = init_dir(tmp_path / "site", "flagman@log.test")
+    config = init_site(tmp_path / "site", "flagman@log.test")
     inbox = FakeInbox()
     for n in range(2):
         inbox.deliver(plain_mail(f"p{n}@players.test", "flagman@log.test", "help", "HELP", message_id=f"<h{n}@p.test>"))

@@ -17,7 +17,6 @@ import pytest
 from sqlalchemy import func, select
 
 from bot.app import App, build_app
-from bot.cli import init_dir
 from bot.daemon.jobs import Runner
 from bot.faults import CrashPoint
 from bot.mail_in.inbox import Folder, RawMail, deliver_to_maildir
@@ -25,11 +24,12 @@ from bot.mail_out.drain import DrainReport
 from bot.models import Outbox
 from bot.settings import load_settings
 from bot.testing import FakeClock, FakeInbox, FakeMailer, plain_mail
+from tests.helpers import init_site
 
 
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
-    path = init_dir(tmp_path / "site", "flagman@runner.test")
+    path = init_site(tmp_path / "site", "flagman@runner.test")
     path.write_text(path.read_text() + "\n[schedule]\npoll_seconds = 60\ntick_seconds = 60\nsend_seconds = 30\n")
     return path
 
@@ -365,7 +365,7 @@ def test_a_full_disk_is_one_line_per_back_off_step_then_one_when_it_works_again(
     from tests.helpers import SmallDisk
 
     with SmallDisk(tmp_path / "disk", 4096) as disk:
-        config = init_dir(disk.root / "site", "flagman@runner.test")
+        config = init_site(disk.root / "site", "flagman@runner.test")
         inbox = tmp_path / "inbox"  # on a disk with room: mail still arrives
         metrics_file = tmp_path / "metrics" / "flagman.prom"
         config.write_text(
@@ -523,7 +523,7 @@ def test_the_queues_in_the_metrics_are_the_databases(kind: str, tmp_path: Path, 
 
     postgres = request.getfixturevalue("postgres") if kind == "postgresql" else None
     url = fresh_database(kind, tmp_path, postgres)
-    settings = load_settings(init_dir(tmp_path / "site", "flagman@runner.test"), env={})
+    settings = load_settings(init_site(tmp_path / "site", "flagman@runner.test"), env={})
     clock, inbox = FakeClock(), FakeInbox()
     application = build_app(
         replace(settings, database=DatabaseSettings(url=url)), clock=clock, inbox=inbox, mailer=FakeMailer()

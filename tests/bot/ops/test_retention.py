@@ -71,7 +71,7 @@ def test_flagman_prune_empties_old_bodies_and_the_old_processed_mail_and_nothing
     from bot.models import OutboxStatus
     from bot.settings import load_settings
     from tests.bot.ops.test_storage_faults import make_site
-    from tests.helpers import flagman_process
+    from tests.helpers import flagman_command
 
     root = tmp_path / "site"
     config = make_site(root, mails=0)
@@ -89,7 +89,7 @@ def test_flagman_prune_empties_old_bodies_and_the_old_processed_mail_and_nothing
     processed = root / "mail" / "inbox" / ".Processed"
     old = deliver_to_maildir(processed, b"Subject: old\r\n\r\nx", clock_ns=time.time_ns() - 40 * 86400 * 10**9)
     new = deliver_to_maildir(processed, b"Subject: new\r\n\r\ny")
-    done = flagman_process(config, "prune")
+    done = flagman_command(config, "prune")
     assert done.returncode == 0, done.stderr
     assert f"pruned: {sent - 1} sent mail bodies" in done.stdout and "1 mail of the Processed folder" in done.stdout
     with db.read() as session:

@@ -23,12 +23,11 @@ from pathlib import Path
 import pytest
 
 from bot.app import build_app
-from bot.cli import init_dir
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_in.inbox import deliver_to_maildir
 from bot.settings import load_settings
 from bot.testing import plain_mail
-from tests.helpers import Done, SmallDisk, damage_header, damage_pages, flagman_command, flagman_process
+from tests.helpers import Done, SmallDisk, damage_header, damage_pages, flagman_command, flagman_process, init_site
 
 ADDRESS = "flagman@disk.test"
 PLAYERS = [PlayerSpec(n, f"{n}@players.test", n.title()) for n in ("kelly", "seb", "steve", "roger", "anna")]
@@ -36,7 +35,7 @@ PLAYERS = [PlayerSpec(n, f"{n}@players.test", n.title()) for n in ("kelly", "seb
 
 def make_site(root: Path, *, mails: int = 3) -> Path:
     """`flagman init`, a Racecraft game, its turn sheets sent, and `mails` mails in the inbox."""
-    config = init_dir(root, ADDRESS)
+    config = init_site(root, ADDRESS)
     app = build_app(load_settings(config, env={}))
     try:
         with app.db.transaction() as session:
@@ -69,6 +68,9 @@ def assert_told(done: Done | subprocess.CompletedProcess[str], status: int, *wor
 def test_init_makes_the_database_readable_by_its_owner_only(tmp_path: Path) -> None:
     """`flagman init` makes the database 0600 (every player's address in it is for the
     service alone), and SQLite's -wal and -shm files follow its mode."""
+    from bot.cli import init_dir
+
+    init_dir(tmp_path / "site", ADDRESS)  # init's own database, which make_site then keeps
     config = make_site(tmp_path / "site", mails=1)
     assert flagman_command(config, "poll").returncode == 0
     database = tmp_path / "site" / "flagman.sqlite"
@@ -253,7 +255,7 @@ def test_poll_with_postgresql_down_is_two_lines_and_status_3(tmp_path: Path) -> 
     from bot.db import migrate
     from tests.servers import Postgres
 
-    config = init_dir(tmp_path / "site", ADDRESS)
+    config = init_site(tmp_path / "site", ADDRESS)
     with Postgres() as server:
         url = server.create_database("down")
         migrate(url)
@@ -360,7 +362,7 @@ def test_the_backup_is_verified_and_never_half_written(backed_up: tuple[Path, Pa
 def test_pg_dump_command_says_how_the_password_is_given(tmp_path: Path) -> None:
     """The printed pg_dump command takes the password from the db-password
     credential (never printing it), when the configured url reads it from there."""
-    config = init_dir(tmp_path / "site", ADDRESS)
+    config = init_site(tmp_path / "site", ADDRESS)
     config.write_text(
         config.read_text().replace(
             'url = "sqlite:///flagman.sqlite"',

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import email
 import email.policy
+import shutil
 import subprocess
 import sys
 from email.message import EmailMessage
@@ -27,11 +28,12 @@ import pytest
 from alembic.script import ScriptDirectory
 from sqlalchemy import FromClause, MetaData, create_engine, func, insert, select, text
 
-from bot.cli import init_dir, main
+from bot.cli import main
 from bot.db import Database, alembic_config, current_revision, head_revision, make_engine, migrate
 from bot.mail_in.inbox import deliver_to_maildir
 from bot.settings import load_settings
 from bot.testing import reply_to
+from tests.helpers import flagman_command, init_site
 from tests.servers import Postgres
 
 REVISIONS = [
@@ -65,10 +67,10 @@ def reply(config: Path, seat: str, orders: str) -> None:
     deliver_to_maildir(settings.resolve_path(settings.inbox.path), reply_to(sheet, orders, sender=address))
 
 
-def games_in_progress(tmp_path: Path) -> Path:
+def play_to_the_middle(site: Path) -> Path:
     """A site on this version's schema with two games in the middle: rc1 (Racecraft) at turn 2
     with two orders in of five, sc1 (Speed Circuit) at turn 2 with none."""
-    config = init_dir(tmp_path / "site", "flagman@race.test")
+    config = init_site(site, "flagman@race.test")
     for kind, name in (("racecraft", "rc1"), ("speed_circuit", "sc1")):
         args = ["game", "new", kind, "--name", name, "--gm", "gm@race.test", "--deadline", "48h"]
         for seat in PLAYERS:
@@ -86,6 +88,21 @@ def games_in_progress(tmp_path: Path) -> Path:
     assert flagman(config, "poll") == 0
     assert flagman(config, "send") == 0
     return config
+
+
+@pytest.fixture(scope="module")
+def played_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site directory of `play_to_the_middle`, played once for the module's tests to copy."""
+    return play_to_the_middle(tmp_path_factory.mktemp("played") / "site").parent
+
+
+def games_in_progress(tmp_path: Path, played: Path) -> Path:
+    """A copy of `played_site` at tmp_path/site (its files, modes and times: the database, the
+    site secret, the outbox in the order it was written), the configuration returned: what
+    `play_to_the_middle` makes there, without playing the games again for every test (its
+    paths are relative to the site, so the copy is a site of its own)."""
+    shutil.copytree(played, tmp_path / "site")
+    return tmp_path / "site" / "flagman.toml"
 
 
 # Columns an earlier schema kept in a table that this version keeps in a table of its own,
@@ -180,8 +197,10 @@ def sources_of_turn(url: str, game: str, number: int) -> dict[str, set[str]]:
     return found
 
 
-def old_database(tmp_path: Path, kind: str, revision: str, postgres: Postgres | None = None) -> tuple[Path, str]:
-    config = games_in_progress(tmp_path)
+def old_database(
+    tmp_path: Path, played: Path, kind: str, revision: str, postgres: Postgres | None = None
+) -> tuple[Path, str]:
+    config = games_in_progress(tmp_path, played)
     here = load_settings(config, env={}).database_url
     if kind == "sqlite":
         url = f"sqlite:///{tmp_path / 'site' / f'at-{revision}.sqlite'}"
@@ -235,27 +254,29 @@ def plays_on_after_migrate(config: Path, url: str, revision: str, capsys: pytest
 
 @pytest.mark.parametrize("revision", EARLIER)
 def test_migrate_from_an_earlier_schema_with_games_in_progress_and_they_play_on(
-    tmp_path: Path, revision: str, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, played_site: Path, revision: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """SQLite at every earlier revision, games in the middle: `flagman migrate` brings it to
     the head, and the games go on where they were."""
-    config, url = old_database(tmp_path, "sqlite", revision)
+    config, url = old_database(tmp_path, played_site, "sqlite", revision)
     plays_on_after_migrate(config, url, revision, capsys)
 
 
 @pytest.mark.e2e
 def test_migrate_from_the_previous_release_on_postgresql(
-    tmp_path: Path, postgres: Postgres, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, played_site: Path, postgres: Postgres, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The same on PostgreSQL (all of an upgrade in one transaction there), from the previous release."""
-    config, url = old_database(tmp_path, "postgresql", PREVIOUS, postgres)
+    config, url = old_database(tmp_path, played_site, "postgresql", PREVIOUS, postgres)
     plays_on_after_migrate(config, url, PREVIOUS, capsys)
 
 
-def test_migrate_down_and_up_again_keeps_the_games(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_migrate_down_and_up_again_keeps_the_games(
+    tmp_path: Path, played_site: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """`flagman migrate <older revision>` goes down (the way back to the previous release), and
     `flagman migrate` up again; the games are still there and replay the same."""
-    config = games_in_progress(tmp_path)
+    config = games_in_progress(tmp_path, played_site)
     capsys.readouterr()
     assert flagman(config, "migrate", PREVIOUS) == 0
     assert f"database migrated down from revision {head_revision()} to {PREVIOUS}" in capsys.readouterr().out
@@ -266,11 +287,11 @@ def test_migrate_down_and_up_again_keeps_the_games(tmp_path: Path, capsys: pytes
     assert flagman(config, "replay", "rc1") == 0
 
 
-def sabotaged(tmp_path: Path) -> tuple[Path, str]:
+def sabotaged(tmp_path: Path, played: Path) -> tuple[Path, str]:
     """Games at the previous release's schema, where the last migration cannot finish: a
     trigger refuses the update of the schema's revision at the end of the step (whatever the
     step does before that, it is then rolled back)."""
-    config, url = old_database(tmp_path, "sqlite", PREVIOUS)
+    config, url = old_database(tmp_path, played, "sqlite", PREVIOUS)
     engine = create_engine(url)
     with engine.begin() as conn:
         conn.execute(
@@ -292,12 +313,12 @@ def schema_of(url: str) -> dict[str, list[str]]:
 
 
 def test_a_failed_migration_is_one_line_on_stderr_and_a_non_zero_exit(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, played_site: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The last migration fails: one line on stderr naming the revisions, where the database
     stays and what to do; exit 1; the database is still at the previous revision with its games,
     and once the cause is gone `flagman migrate` succeeds."""
-    config, url = sabotaged(tmp_path)
+    config, url = sabotaged(tmp_path, played_site)
     schema = schema_of(url)
     capsys.readouterr()
     assert flagman(config, "migrate") == 1
@@ -323,22 +344,22 @@ def test_a_failed_migration_is_one_line_on_stderr_and_a_non_zero_exit(
     assert turn_rows(url, "rc1") == [(1, True), (2, False)]
 
 
-def test_the_failed_migration_line_is_what_the_unit_would_log(tmp_path: Path) -> None:
-    """As the unit runs it (`flagman run --migrate`) and as an operator does (`flagman migrate`):
-    a process of its own, stderr one line, no traceback, exit status 1 (systemd then fails the
-    start; the service never runs on the database left behind)."""
-    config, _ = sabotaged(tmp_path)
-    for argv, prefix in (
-        (["migrate"], "flagman migrate: migrating "),
-        (["run", "--migrate"], "flagman run: migrating "),
+def test_the_failed_migration_line_is_what_the_unit_would_log(tmp_path: Path, played_site: Path) -> None:
+    """As the unit runs it (`flagman run --migrate`, a process of its own) and as an operator
+    does (`flagman migrate`): stderr one line, no traceback, exit status 1 (systemd then fails
+    the start; the service never runs on the database left behind)."""
+    config, _ = sabotaged(tmp_path, played_site)
+    run = subprocess.run(
+        [sys.executable, "-m", "bot.cli", "--config", str(config), "run", "--migrate"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    for done, prefix in (
+        (flagman_command(config, "migrate"), "flagman migrate: migrating "),
+        (run, "flagman run: migrating "),
     ):
-        done = subprocess.run(
-            [sys.executable, "-m", "bot.cli", "--config", str(config), *argv],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
         assert done.returncode == 1, done.stderr
         errors = [line for line in done.stderr.splitlines() if "migrating " in line]
         assert len(errors) == 1 and errors[0].startswith(prefix) and "Traceback" not in done.stderr, done.stderr
@@ -353,7 +374,7 @@ def test_a_database_from_a_newer_flagman_is_refused_in_one_line(
 ) -> None:
     """A revision this version does not know (a newer flagman migrated it): nothing is done,
     one line says to install that version again; exit 1."""
-    config = init_dir(tmp_path / "site")
+    config = init_site(tmp_path / "site")
     url = load_settings(config, env={}).database_url
     engine = create_engine(url)
     with engine.begin() as conn:
@@ -373,7 +394,7 @@ def test_an_unreachable_database_is_one_line_and_exit_3(tmp_path: Path, capsys: 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    config = init_dir(tmp_path / "site")
+    config = init_site(tmp_path / "site")
     point_at(config, f"postgresql+psycopg://flagman@127.0.0.1:{port}/flagman")
     capsys.readouterr()
     assert flagman(config, "migrate") == 3
@@ -384,7 +405,7 @@ def test_an_unreachable_database_is_one_line_and_exit_3(tmp_path: Path, capsys: 
 
 
 def test_an_unknown_revision_is_bad_usage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    config = init_dir(tmp_path / "site")
+    config = init_site(tmp_path / "site")
     capsys.readouterr()
     assert flagman(config, "migrate", "nosuch") == 2
     assert "no revision 'nosuch'" in capsys.readouterr().err
