@@ -254,3 +254,13 @@ class Outcome:
     filled: Mapping[str, str] = field(default_factory=dict)  # a defaulted seat -> "plot" (the GM's) or "default"
     used: Mapping[str, str] = field(default_factory=dict)  # each seat's orders as the dice digest them (bot.dice.used)
     secret: str | None = None  # the secret the dice came from (PREVIEW: a throwaway, never the turn's)
+
+    @property
+    def given_the_default(self) -> tuple[str, ...]:
+        """The defaulted seats whose orders the game's default filled in."""
+        return tuple(seat for seat in self.defaulted if self.filled.get(seat) != "plot")
+
+    @property
+    def given_the_plot(self) -> tuple[str, ...]:
+        """The defaulted seats whose orders the GM's plot filled in (not "defaulted" in a letter)."""
+        return tuple(seat for seat in self.defaulted if self.filled.get(seat) == "plot")

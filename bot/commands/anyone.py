@@ -195,7 +195,15 @@ def observe(ctx: CommandContext, command: Observe) -> Reply:
     secrets = ctx.shell.settings.secrets
     code = tokens.make(secrets.site_secret, tokens.OBSERVE, game.name, now, address)
     values = game_context(ctx.shell, game, turns.rules_of(game))
-    values.update({"code": code, "subject_tag": tokens.subject_tag(code), "valid_days": tokens.VALID_DAYS})
+    # Signed as every letter of the game, in the game's zone (a stranger has none of their own).
+    values.update(
+        {
+            "code": code,
+            "subject_tag": tokens.subject_tag(code),
+            "valid_days": tokens.VALID_DAYS,
+            "timezone": game.timezone,
+        }
+    )
     rendered = ctx.shell.renderer.render("observe_confirm", values, game=game.kind)
     return Reply(
         (Letter(ToAddress(address), rendered, "observe_confirm", game=game),), label=f"OBSERVE {game.name} asked"

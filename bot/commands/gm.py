@@ -161,6 +161,12 @@ class News:
     # What it claims (`bot.facts.Claims`) of a turn no longer open: each seat's mail carries
     # those about its own orders (and those about no seat's).
     claims: tuple[Claims, ...] = ()
+    # Where it stands in the mail: the news a mail leads with (LEAD: its subject says that alone),
+    # then the rest in the order told (NEWS), then what follows from it (AFTER: a new receipt).
+    rank: int = 1
+
+
+LEAD, NEWS, AFTER = 0, 1, 2
 
 
 def announce(
@@ -172,12 +178,13 @@ def announce(
     calendar: bool = False,
     about: str | None = None,
     to: str | None = None,
+    rank: int = NEWS,
 ) -> None:
     """Tell every active seat `text`, with the open turn's deadline in the seat's zone; with
     `calendar`, the turn's calendar event updated (its SEQUENCE raised by the caller). Told
     once the command is done (`tell_players`), together with whatever else the same mail of
-    the GM did in the game: one mail per player per GM mail."""
-    ctx.news.append(News(title, text, kind, calendar, about, to))
+    the GM did in the game: one mail per player per GM mail, its news in `rank` order."""
+    ctx.news.append(News(title, text, kind, calendar, about, to, rank=rank))
 
 
 def tell_players(shell: Shell, session: Session, game: Game, news: Sequence[News], now: datetime) -> int:
@@ -192,7 +199,7 @@ def tell_players(shell: Shell, session: Session, game: Game, news: Sequence[News
     sender = ical.Sender(shell.settings.bot.address, shell.settings.bot.name)
     sent = 0
     for seat in store.mailed_seats(game):
-        told = [n for n in news if n.about != seat.name and n.to in (None, seat.name)]
+        told = sorted((n for n in news if n.about != seat.name and n.to in (None, seat.name)), key=lambda n: n.rank)
         if not told:
             continue
         kind = told[0].kind if len(told) == 1 else "announce"
@@ -201,7 +208,7 @@ def tell_players(shell: Shell, session: Session, game: Game, news: Sequence[News
         ctx_mail.update(
             {
                 "seat": {"name": seat.name, "display": seat.player.name},
-                "items": [{"title": n.title, "text": n.text} for n in told],
+                "items": [{"title": n.title, "text": n.text, "lead": n.rank == LEAD} for n in told],
                 "turn": {"label": turn.label, "deadline": deadline_text(outlook.timing(game, turn), zone)}
                 if turn is not None
                 else None,
@@ -705,7 +712,7 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
     announce(
         ctx,
         say("gm_replace_title", seat=seat.name),
-        say("gm_replace", seat=seat.name, robot=False, holder=new_player.name, label=label),
+        say("gm_replace", seat=seat.name, robot=False, holder=new_player.name, label=label, kind=ctx.game.kind),
         kind="replace",
         about=seat.name,
     )
@@ -745,7 +752,7 @@ def _hand_over(ctx: GmAction, seat: Seat, new_player: Player) -> str | None:
         ctx.session,
         ToAddress(old_player.address, old_player.name),
         say("commands_seat_replaced_title", game=ctx.game.name),
-        say("commands_seat_replaced", seat=seat.name, game=ctx.game.name, robot=False),
+        say("commands_seat_replaced", seat=seat.name, game=ctx.game.name, robot=False, kind=ctx.game.kind),
         kind="replaced",
         game=ctx.game,
     )
@@ -792,7 +799,9 @@ def _to_robot(ctx: GmAction, seat: Seat, level: RobotLevel = RobotLevel.NORMAL) 
     if ctx.game.status != GameStatus.SIGNUP:
         rules_now, state, _turn = under_way(ctx.session, ctx.game)
         if seat.name not in rules_now.players(state):  # the mails would say a robot drives it on
-            raise Refused(say("gm_refused", why="nothing_to_drive", seat=seat.name, game=ctx.game.name))
+            raise Refused(
+                say("gm_refused", why="nothing_to_drive", seat=seat.name, game=ctx.game.name, kind=ctx.game.kind)
+            )
     old_player = seat.player
     ctx.undo = {
         "seat": seat.name,
@@ -806,7 +815,7 @@ def _to_robot(ctx: GmAction, seat: Seat, level: RobotLevel = RobotLevel.NORMAL) 
         ctx.session,
         ToAddress(old_player.address, old_player.name),
         say("commands_seat_replaced_title", game=ctx.game.name),
-        say("commands_seat_replaced", seat=seat.name, game=ctx.game.name, robot=True),
+        say("commands_seat_replaced", seat=seat.name, game=ctx.game.name, robot=True, kind=ctx.game.kind),
         kind="replaced",
         game=ctx.game,
     )
@@ -831,11 +840,13 @@ def _to_robot(ctx: GmAction, seat: Seat, level: RobotLevel = RobotLevel.NORMAL) 
     announce(
         ctx,
         say("gm_replace_title", seat=seat.name),
-        say("gm_replace", seat=seat.name, robot=True, label=turn.label if turn is not None else None),
+        say(
+            "gm_replace", seat=seat.name, robot=True, label=turn.label if turn is not None else None, kind=ctx.game.kind
+        ),
         kind="replace",
         about=seat.name,
     )
-    return say("gm_replace_done", seat=seat.name, old=old_player.address, robot=True, filed=filed)
+    return say("gm_replace_done", seat=seat.name, old=old_player.address, robot=True, filed=filed, kind=ctx.game.kind)
 
 
 def _drop_seat(ctx: GmAction, seat: Seat) -> str:
@@ -946,6 +957,7 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
             kind="rollback",
             calendar=True,
             to=seat.name,
+            rank=LEAD,
         )
     return say(
         "gm_rollback_done",
@@ -959,7 +971,7 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
 def _dice_facts(session: Session, game: Game, rules: AnyGame, turn: Turn) -> dict[str, object] | None:
     """What a seat's notice of the reopened `turn` says of its dice: the draw committed to (its
     sequence number, the word for it, the commitment), or None when the turn has none."""
-    turn_dice = reveal.committed(session, LetterCache(), game, rules, turn)
+    turn_dice = reveal.committed(session, LetterCache(), game, rules, turn, game.timezone)
     if turn_dice is None:
         return None
     return {"seq": turn_dice["seq"], "draw_word": turn_dice["draw_word"], "commitment": turn_dice["commitment"]}
@@ -1132,6 +1144,7 @@ def _draw_again(ctx: GmAction, rules: AnyGame, turn: Turn) -> None:
             say("rollback_receipt", receipt=receipt, orders=orders_block(text)),
             kind="rollback",
             to=seat.name,
+            rank=AFTER,
         )
 
 

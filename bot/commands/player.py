@@ -541,8 +541,10 @@ def join(ctx: CommandContext, command: Join) -> Reply:
 
 
 def resign(ctx: CommandContext, command: Resign) -> Reply:
-    seat, text = signups.resign(ctx.shell, ctx.session, ctx.inbound, ctx.who, command.game, farewell=ctx.words)
-    # Departures are told to everyone, as the GM's DROP is.
+    seat, text, farewell = signups.resign(
+        ctx.shell, ctx.session, ctx.inbound, ctx.who, command.game, farewell=ctx.words
+    )
+    # Departures are told to everyone, as the GM's DROP is; with the farewell where press is on.
     gm.tell_players(
         ctx.shell,
         ctx.session,
@@ -550,7 +552,7 @@ def resign(ctx: CommandContext, command: Resign) -> Reply:
         [
             gm.News(
                 say("resigned_players_title", seat=seat.name),
-                say("resigned_players", seat=seat.name, game=seat.game.name, dropped=text),
+                say("resigned_players", seat=seat.name, game=seat.game.name, dropped=text, farewell=farewell),
                 "resign",
                 about=seat.name,
             )

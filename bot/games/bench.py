@@ -137,7 +137,7 @@ def offer(shell: Shell, session: Session, game: Game, seat: Seat, why: ChangeWhy
         letters.post(
             shell,
             session,
-            ToAddress(person.address, person.name),
+            ToAddress(person.address, person.name, person.timezone),
             notices.seat_offer(
                 shell,
                 game,
@@ -145,6 +145,7 @@ def offer(shell: Shell, session: Session, game: Game, seat: Seat, why: ChangeWhy
                 seat=seat.name,
                 why=why.value,
                 greeting=person.name,
+                timezone=person.timezone,
                 code=code,
                 subject_tag=tokens.subject_tag(code),
                 valid_days=tokens.VALID_DAYS,
@@ -154,7 +155,15 @@ def offer(shell: Shell, session: Session, game: Game, seat: Seat, why: ChangeWhy
             game=game,
         )
     names = ", ".join(p.name for p in bench)
-    text = say("bench_offered_gm", seat=seat.name, game=game.name, why=why.value, people=names, count=len(bench))
+    text = say(
+        "bench_offered_gm",
+        seat=seat.name,
+        game=game.name,
+        why=why.value,
+        people=names,
+        count=len(bench),
+        kind=game.kind,
+    )
     _audit_and_tell_gm(
         shell,
         session,
@@ -268,8 +277,8 @@ def take(shell: Shell, session: Session, made: SeatOffer, address: str) -> tuple
                 shell,
                 session,
                 ToSeat(other),
-                say("bench_taken_title", seat=seat.name),
-                say("bench_taken_players", seat=seat.name, player=player.name, turn=where),
+                say("bench_taken_title", seat=seat.name, kind=game.kind),
+                say("bench_taken_players", seat=seat.name, player=player.name, turn=where, kind=game.kind),
                 kind="seat_taken",
             )
     log.info("game %s: seat %s taken from the bench by %s", game.name, seat.name, player.address)

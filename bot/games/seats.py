@@ -165,7 +165,7 @@ def _act_at_limit(shell: Shell, session: Session, game: Game, seat: Seat, turn: 
     undo: dict[str, object] | None = None
     old, streak = seat.player, seat.nmr_streak
     if bench.offer(shell, session, game, seat, ChangeWhy.NMR_LIMIT, turn.number):
-        text = say("bench_offered_text", seat=seat.name)
+        text = say("bench_offered_text", seat=seat.name, kind=game.kind)
         letters.notice(
             shell,
             session,

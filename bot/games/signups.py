@@ -38,7 +38,18 @@ from bot.letters.words import say
 from bot.mail_in import tokens
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret
 from bot.mail_in.parse import Inbound
-from bot.models import ChangeWhy, Game, GameStatus, GmAudit, PendingRequest, Reason, RequestStatus, Seat
+from bot.models import (
+    ChangeWhy,
+    Game,
+    GameStatus,
+    GmAudit,
+    PendingRequest,
+    Player,
+    PressMode,
+    Reason,
+    RequestStatus,
+    Seat,
+)
 from bot.safe_text import echo_name, quote_lines
 from bot.shell import Shell
 
@@ -314,6 +325,11 @@ def join_now(shell: Shell, session: Session, game_name: str, address: str, name:
 # -- RESIGN ----------------------------------------------------------------------------------
 
 
+# A farewell passed on is at most this many lines, each echoed (one line, printable, at most
+# `bot.safe_text.LINE_CAP` characters): the rest is counted, not shown.
+FAREWELL_LINES = 12
+
+
 def _resigned_words(session: Session, game: Game, seat: Seat, text: str) -> str:
     """The answer to a RESIGN: the seat given up, what became of it (`text`) and, in a race of a
     season, that the leaver runs no more races of it."""
@@ -323,11 +339,13 @@ def _resigned_words(session: Session, game: Game, seat: Seat, text: str) -> str:
 
 def resign(
     shell: Shell, session: Session, inbound: Inbound, who: Who, game_name: str, *, farewell: str = ""
-) -> tuple[Seat, str]:
+) -> tuple[Seat, str, str]:
     """RESIGN <game>: the seat is given up (as the GM's DROP). The player and the GM are told;
     the GM in one mail that quotes `farewell`, the mail's words beside the RESIGN of the seat it
-    proved (none in a practice race). A refusal raises `Refused` with its answer. Returns the
-    seat and what was done, in a sentence."""
+    proved (none in a practice race), and says whether the other players are told it: they
+    are where the game's press is on (the GM's setting says whether players see each other's
+    words), not where it is off. A refusal raises `Refused` with its answer. Returns the seat,
+    what was done, in a sentence, and the farewell quoted for the other players ("": none)."""
     game = store.find_game_row(session, game_name)
     seat: Seat | None = None
     if game is not None and any(g.id == game.id for g in who.games):
@@ -351,7 +369,7 @@ def resign(
     open_turn = store.open_turn(session, game) if game.status in (GameStatus.ACTIVE, GameStatus.PAUSED) else None
     try:
         if open_turn is not None and bench.offer(shell, session, game, seat, ChangeWhy.RESIGNED, open_turn.number):
-            text, undo = say("bench_offered_text", seat=seat.name), None
+            text, undo = say("bench_offered_text", seat=seat.name, kind=game.kind), None
         else:
             text, undo = drop_seat(session, game, seat, ChangeWhy.RESIGNED, now)
     except Refused as exc:
@@ -383,26 +401,36 @@ def resign(
         kind="resigned",
         in_reply_to=f"<{inbound.message_id}>",
     )
+    quoted = (
+        quote_lines(farewell, most=FAREWELL_LINES)
+        if farewell.strip() and not game.practice and who.seat is not None and who.seat.id == seat.id
+        else ""
+    )
+    return seat, text, _tell_the_gm(shell, session, game, seat, leaving, text, quoted)
+
+
+def _tell_the_gm(
+    shell: Shell, session: Session, game: Game, seat: Seat, leaving: Player, text: str, quoted: str
+) -> str:
+    """The GM's one mail of a resignation (`text`: what was done), with the farewell `quoted`
+    and whether the other players are told it: they are where the game's press is on. Returns
+    the farewell as they are told it ("": not told)."""
+    passed_on = bool(quoted) and game.press != PressMode.NONE
     letters.notice(
         shell,
         session,
         ToGm(game),
         say("resigned_gm_title", seat=seat.name, game=game.name),
         say(
-            "resigned_gm",
-            player=leaving.name,
-            address=leaving.address,
-            text=text,
-            farewell=quote_lines(farewell, most=10)
-            if farewell.strip() and not game.practice and who.seat is not None and who.seat.id == seat.id
-            else "",
+            "resigned_gm", player=leaving.name, address=leaving.address, text=text, farewell=quoted, passed_on=passed_on
         ),
         kind="resigned_gm",
     )
-    return seat, text
+    return quoted if passed_on else ""
 
 
 __all__ = [
+    "FAREWELL_LINES",
     "MAX_NAME",
     "ask_to_join",
     "newcomer_name",

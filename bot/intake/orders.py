@@ -857,7 +857,7 @@ def _pass_on(batch: Batch, session: Session, seat: Seat, read: prose.ProseResult
     for reading in read.for_gm:
         kind = AttentionKind.QUESTION if reading.for_gm is ForTheGm.QUESTION else AttentionKind.NOTE
         attention.add(session, game, kind, reading.line, at=now, seat=seat)
-    facts = {"seat": seat.name, "player": echo(seat.player.name, 80), "game": game.name}
+    facts = {"seat": seat.name, "player": echo(seat.player.name, 80), "game": game.name, "kind": game.kind}
     text = say(
         "intake_words_for_gm",
         lines=[echo(r.line, 200) for r in read.for_gm],

@@ -46,8 +46,10 @@ class LetterCache:
     gm_orders: dict[int, list[dict[str, object]]] = field(default_factory=dict)  # by turn id (bot.letters.reveal)
     # What the results reveal to every seat alike of a resolved turn's dice and receipts
     # (bot.letters.reveal.revealed), by (game id, turn number, secret, the outcome's id, final),
-    # with the outcome it was worked out from (an id is only good while its object lives).
+    # with the outcome it was worked out from (an id is only good while its object lives); and
+    # the same with its times in one zone, by that key and the zone (the letters to that zone).
     revealed: dict[tuple[int, int, str, int, bool], tuple[Outcome, dict[str, Any]]] = field(default_factory=dict)
+    revealed_in: dict[tuple[tuple[int, int, str, int, bool], str], dict[str, Any]] = field(default_factory=dict)
     # The parts of the letters' text the same in each of them, rendered once (templates' `once`).
     fragments: Fragments = field(default_factory=dict)
     # Each game's seats' labels (`bot.letters.context.seat_labels`, the templates' ``robots``),

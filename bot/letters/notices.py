@@ -89,9 +89,10 @@ def welcome(
 def join_confirm(
     shell: Shell, game: Game, rules: AnyGame, *, code: str, subject_tag: str, valid_days: int
 ) -> RenderedMail:
-    """The code mail of a stranger's JOIN: reply to it (or send `code`) to take the seat."""
+    """The code mail of a stranger's JOIN: reply to it (or send `code`) to take the seat. It signs
+    as every letter of the game, its times in the game's zone (a stranger has none of their own)."""
     values = game_context(shell, game, rules)
-    values.update({"code": code, "subject_tag": subject_tag, "valid_days": valid_days})
+    values.update({"code": code, "subject_tag": subject_tag, "valid_days": valid_days, "timezone": game.timezone})
     return shell.renderer.render("join_confirm", values, game=game.kind)
 
 
@@ -118,19 +119,22 @@ def seat_offer(
     seat: str,
     why: str,
     greeting: str,
+    timezone: str,
     code: str,
     subject_tag: str,
     valid_days: int,
     season_part: str = "",
 ) -> RenderedMail:
     """A seat offered to one person of the substitutes bench: reply (or the one-tap link, or
-    ``CONFIRM <code>``) to take it over. The code is that person's alone."""
+    ``CONFIRM <code>``) to take it over. The code is that person's alone; its sign-off says
+    the person's `timezone`, as every letter of the game does."""
     values = game_context(shell, game, rules)
     values.update(
         {
             "seat": seat,
             "why": why,
             "greeting": greeting,
+            "timezone": timezone,
             "code": code,
             "subject_tag": subject_tag,
             "valid_days": valid_days,

@@ -40,24 +40,26 @@ def utc_text(moment: datetime) -> str:
     return as_utc(moment).astimezone(UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _earlier(entries: Sequence[Commitment]) -> list[dict[str, object]]:
+def _earlier(entries: Sequence[Commitment], zone: str) -> list[dict[str, object]]:
+    """The earlier draws of a turn, as a letter to someone in `zone` says them (its times in it)."""
     return [
         {
             "seq": c.seq,
             "why": c.why,
-            "made_at": utc_text(c.made_at),
+            "made_at": format_local(as_utc(c.made_at), zone),
             "fate": str(c.fate),
             "commitment": c.commitment,
-            "revealed_at": utc_text(c.revealed_at) if c.revealed_at is not None else None,
+            "revealed_at": format_local(as_utc(c.revealed_at), zone) if c.revealed_at is not None else None,
         }
         for c in entries
     ]
 
 
 def committed(
-    session: Session, cache: LetterCache, game: Game, rules: AnyGame, turn: Turn | None
+    session: Session, cache: LetterCache, game: Game, rules: AnyGame, turn: Turn | None, zone: str
 ) -> dict[str, Any] | None:
-    """The open turn's commitment, for its sheets: None where there is none to show (no secret, or
+    """The open turn's commitment, for its sheets to someone in `zone` (the time it was made is
+    in that zone, as every time a letter shows): None where there is none to show (no secret, or
     a game without chance)."""
     if turn is None or turn.secret is None or not rules.chance:
         return None
@@ -69,7 +71,7 @@ def committed(
         "label": turn.label,
         "seq": entry.seq if entry is not None else None,
         "head": entry.head if entry is not None else None,
-        "made_at": utc_text(entry.made_at) if entry is not None else None,
+        "made_at": format_local(as_utc(entry.made_at), zone) if entry is not None else None,
         "draw": draw.count,
         "draw_word": ordinal(draw.count),
     }
@@ -155,25 +157,32 @@ def revealed(
     resolved: Turn,
     outcome: Outcome | None,
     seat: str | None,
+    zone: str,
     *,
     final: bool,
 ) -> dict[str, Any] | None:
     """What the results reveal of `resolved`'s dice and receipts, for the letter to `seat` (None:
-    the GM's copy); `final`: the game ended with it (every seat's orders are public then). None
-    for a turn resolved before the dice were committed to."""
+    the GM's copy) in `zone` (its times are in it); `final`: the game ended with it (every seat's
+    orders are public then). None for a turn resolved before the dice were committed to."""
     if outcome is None or resolved.secret is None:
         return None
     # What every seat's letter shows alike (the receipts, the digest, the log's entry) is worked
-    # out once for the turn and outcome in hand; each letter adds its own seat's orders.
+    # out once for the turn and outcome in hand, its times once for each zone its readers are
+    # in; each letter adds its own seat's orders.
     key = (game.id, resolved.number, resolved.secret, id(outcome), final)
     shared = cache.revealed.get(key)
     if shared is None or shared[0] is not outcome:
         shared = (outcome, _revealed_to_all(session, cache, game, rules, resolved, outcome, final=final))
         cache.revealed[key] = shared
+        cache.revealed_in.clear()
+    zoned = cache.revealed_in.get((key, zone))
+    if zoned is None:
+        every = shared[1]
+        zoned = cache.revealed_in[(key, zone)] = {**every, "earlier": _earlier(every["earlier"], zone)}
     texts = outcome.used
     return {
-        **shared[1],
-        "shared": shared[1],  # one value for all the turn's letters: the templates render it once
+        **zoned,
+        "shared": zoned,  # one value for all the turn's letters in a zone: the templates render it once
         "yours": {"seat": seat, "text": texts[seat]} if seat is not None and seat in texts else None,
     }
 
@@ -188,6 +197,8 @@ def _revealed_to_all(
     *,
     final: bool,
 ) -> dict[str, Any]:
+    """What every seat's letter shows alike of `resolved`'s dice and receipts; ``earlier`` holds
+    the earlier draws' log entries, which `revealed` writes in each reader's zone."""
     secret = resolved.secret
     assert secret is not None  # revealed() returns before a turn without one
     turn_key = dice.key(game.name, resolved)
@@ -209,7 +220,7 @@ def _revealed_to_all(
         "head": entry.head if entry is not None else None,
         "draw": draw.count,
         "draw_word": ordinal(draw.count),
-        "earlier": _earlier(draw.earlier),
+        "earlier": draw.earlier,
         "receipts": [
             {
                 "seat": name,

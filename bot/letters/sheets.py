@@ -73,6 +73,7 @@ def _before(
     rules: AnyGame,
     before: TurnBefore | None,
     seat: str | None,
+    zone: str,
     *,
     cache: LetterCache,
 ) -> dict[str, Any] | None:
@@ -83,10 +84,11 @@ def _before(
     return {
         "label": before.turn.label,
         "report": report,
-        "defaulted": list(outcome.defaulted),
+        "defaulted": list(outcome.given_the_default),
+        "plotted": list(outcome.given_the_plot),
         "you_defaulted": seat is not None and seat in outcome.defaulted,
         "you_defaulted_by": _filled_by(outcome, seat) if seat is not None else "",
-        "dice": reveal.revealed(session, cache, game, rules, before.turn, outcome, seat, final=True),
+        "dice": reveal.revealed(session, cache, game, rules, before.turn, outcome, seat, zone, final=True),
     }
 
 
@@ -164,16 +166,19 @@ def seat_context(
                 "early": timing(game, turn).early,
                 "practice": practice_terms(shell, timing(game, turn)),
                 "needs_no_orders": turn is not None and not rules.expected_players(state),
-                "dice": reveal.committed(session, cache, game, rules, turn),
+                "dice": reveal.committed(session, cache, game, rules, turn, zone),
             },
             "resolved": {
                 "number": resolved.number,
                 "label": resolved.label,
-                "defaulted": list(outcome.defaulted) if outcome else [],
+                "defaulted": list(outcome.given_the_default) if outcome else [],
+                "plotted": list(outcome.given_the_plot) if outcome else [],
                 "you_defaulted": bool(outcome and seat.name in outcome.defaulted),
                 "you_defaulted_by": _filled_by(outcome, seat.name),
                 "correction": _corrected(resolved, before),
-                "dice": reveal.revealed(session, cache, game, rules, resolved, outcome, seat.name, final=turn is None),
+                "dice": reveal.revealed(
+                    session, cache, game, rules, resolved, outcome, seat.name, zone, final=turn is None
+                ),
                 "gm_orders": reveal.gm_orders_in(session, cache, game, resolved, zone),
             }
             if resolved
@@ -181,7 +186,7 @@ def seat_context(
             "help": rules.order_help(state, seat.name) if expected else "",
             "on_file": on_file_text,
             "gets": gets_text,
-            "before": _before(shell, session, game, rules, before, seat.name, cache=cache),
+            "before": _before(shell, session, game, rules, before, seat.name, zone, cache=cache),
             "timezone": zone,
             "claims": said,
         }
@@ -222,12 +227,13 @@ def gm_context(
                 "deadline": deadline_text(timing(game, turn), game.timezone),
                 "expected": False,
                 "needs_no_orders": turn is not None and not rules.expected_players(state),
-                "dice": reveal.committed(session, cache, game, rules, turn),
+                "dice": reveal.committed(session, cache, game, rules, turn, game.timezone),
             },
             "resolved": {
                 "number": resolved.number,
                 "label": resolved.label,
-                "defaulted": list(outcome.defaulted) if outcome else [],
+                "defaulted": list(outcome.given_the_default) if outcome else [],
+                "plotted": list(outcome.given_the_plot) if outcome else [],
                 "you_defaulted": False,
                 "correction": _corrected(resolved, before),
                 "defaulted_by": [
@@ -236,13 +242,15 @@ def gm_context(
                 ]
                 if outcome
                 else [],
-                "dice": reveal.revealed(session, cache, game, rules, resolved, outcome, None, final=turn is None),
+                "dice": reveal.revealed(
+                    session, cache, game, rules, resolved, outcome, None, game.timezone, final=turn is None
+                ),
                 "gm_orders": reveal.gm_orders_in(session, cache, game, resolved, game.timezone),
             }
             if resolved
             else None,
             "missing": missing,
-            "before": _before(shell, session, game, rules, before, None, cache=cache),
+            "before": _before(shell, session, game, rules, before, None, game.timezone, cache=cache),
             "seats": [
                 {
                     "name": s.name,

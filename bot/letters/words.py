@@ -14,6 +14,7 @@ from functools import cache
 
 import jinja2
 
+from bot.mail_out.vocabulary import Reader
 from bot.resources import templates_path
 
 
@@ -23,7 +24,7 @@ class WordsError(RuntimeError):
 
 @cache
 def _env() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(templates_path() / "_common" / "words"),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
@@ -31,6 +32,9 @@ def _env() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=False,
     )
+    # A game's own words for how a seat takes part (bot.mail_out.vocabulary), by the game's kind.
+    env.globals["game_words"] = Reader(templates_path())
+    return env
 
 
 def say(kind: str, /, **facts: object) -> str:

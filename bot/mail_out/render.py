@@ -21,6 +21,7 @@ import jinja2
 from markupsafe import Markup
 
 from bot.facts import Claims
+from bot.mail_out import vocabulary
 from bot.resources import templates_path
 from rules.api import View
 
@@ -43,9 +44,23 @@ class RenderedMail:
         return dataclasses.replace(self, claims=(*self.claims, *claims)) if claims else self
 
 
+# A line that is a link and nothing else (a one-tap ``mailto:``, a page's address): never broken.
+BARE_LINK = re.compile(r"\s*(?:mailto:|https?://)\S+")
+# A line quoted from a mail ("    > ..."): laid out as it came, never refilled.
+_QUOTE = re.compile(r"\s+>")
+
+
 def _wrap(text: str, width: int = 72, indent: str = "") -> str:
+    """Each line of `text` filled to `width`; a line that is a bare link is left whole, on its
+    own line (a link broken in two cannot be tapped), and so is a quoted line."""
     return "\n".join(
-        textwrap.fill(line, width, initial_indent=indent, subsequent_indent=indent) if line.strip() else ""
+        (
+            indent + line
+            if BARE_LINK.fullmatch(line) or _QUOTE.match(line)
+            else textwrap.fill(line, width, initial_indent=indent, subsequent_indent=indent)
+        )
+        if line.strip()
+        else ""
         for line in str(text).splitlines()
     )
 
@@ -206,6 +221,8 @@ class Renderer:
         )
         env.filters["wrap"] = _wrap
         env.globals["once"] = _once
+        # A game's own words for how a seat takes part ("run" in Racecraft, "drive" in the others).
+        env.globals["game_words"] = vocabulary.Reader(self.root)
         # A seat's name as standings and results show it: "robo (robot)" for a robot, "anna
         # (Kim McDonald)" for a seat handed to another person (bot.letters.context.seat_labels).
         env.filters["robot"] = _labelled
@@ -251,12 +268,86 @@ class Renderer:
         return RenderedMail(subject, tidy(body))
 
 
+# The widest line of running text a letter sends (a bare link alone may be wider: it is never broken).
+LINE_WIDTH = 78
+
+
+# An item of a list as the letters write one: up to three spaces, "-" or "*", a space.
+_ITEM = re.compile(r"( {0,3}[-*] )\S")
+
+
+def is_running_text(line: str) -> bool:
+    """Whether `line` of a letter is running text, which `tidy` fills to `LINE_WIDTH`: a line
+    that is not indented, or an item of a list ("  - ..."); never a quote, an order block, a
+    map or the syntax (indented further: laid out as they are), a table's row (columns are
+    parted by three spaces or more) or a bare link."""
+    item = _ITEM.match(line)
+    text = line[item.end(1) :] if item else line
+    return (
+        bool(text) and not text[0].isspace() and text[0] != ">" and "   " not in text and not BARE_LINK.fullmatch(line)
+    )
+
+
+def _goes_on(line: str) -> bool:
+    """Whether the sentence of `line` goes on on the next line: it ends in a word, a comma, a
+    semicolon, a bracket or a quote; never a line ending in ".", ":", "!", "?" nor a heading's
+    "==" or "---"."""
+    return line[-1].isalnum() or line[-1] in ",;)'\""
+
+
+def _fill(text: str, lead: str = "") -> list[str]:
+    return textwrap.wrap(
+        text,
+        LINE_WIDTH,
+        initial_indent=lead,
+        subsequent_indent=" " * len(lead),
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+
+
+def _filled(lines: list[str]) -> list[str]:
+    """`lines` with every sentence run of running text that has a line wider than `LINE_WIDTH`
+    filled to it, its words whole (a link in it ends on a line of its own if it must): a run is
+    a plain line of running text with the lines that go on with its sentence (`_goes_on`),
+    filled as one (a template's own line breaks in it would leave it
+    ragged), or one item of a list, which goes on under its first word. A line that ends its
+    sentence is never joined to the next ("Open: ...", "Press: ..." stay lines of their own).
+    Any other line is as it was."""
+    out: list[str] = []
+    run: list[str] = []
+
+    def end_run() -> None:
+        if any(len(line) > LINE_WIDTH for line in run):
+            out.extend(_fill(" ".join(run)))
+        else:
+            out.extend(run)
+        run.clear()
+
+    for line in lines:
+        item = _ITEM.match(line)
+        if is_running_text(line) and not item:
+            if run and not _goes_on(run[-1]):
+                end_run()
+            run.append(line)
+            continue
+        end_run()
+        if item and len(line) > LINE_WIDTH and is_running_text(line):
+            out.extend(_fill(line[len(item.group(1)) :], item.group(1)))
+        else:
+            out.append(line)
+    end_run()
+    return out
+
+
 def tidy(body: str) -> str:
     """A letter's text as it is sent: no blanks at the end of a line, except in the "-- " line
     that opens a signature (RFC 3676 4.3), which mail clients and our own quote stripper need
-    with its space; no blank line at its start or end; and never two blank lines in a row (a
-    part a template leaves out leaves no gap), so one blank line always parts two blocks; the
-    signature follows the letter's last line, with no blank line before its "-- "."""
+    with its space; no line of running text wider than `LINE_WIDTH` (`is_running_text`,
+    `_filled`; the signature is left as it is); no blank line at its start or end; and never
+    two blank lines in a row (a part a template leaves out leaves no gap), so one blank line
+    always parts two blocks; the signature follows the letter's last line, with no blank line
+    before its "-- "."""
     lines: list[str] = []
     for line in body.strip("\n").splitlines():
         line = line if line == "-- " else line.rstrip()
@@ -266,4 +357,6 @@ def tidy(body: str) -> str:
             lines.append(line)
     while lines and not lines[-1]:
         lines.pop()
+    signature = lines.index("-- ") if "-- " in lines else len(lines)
+    lines = _filled(lines[:signature]) + lines[signature:]
     return "\n".join(lines) + "\n"

@@ -102,7 +102,8 @@ class SquareOption:
 class ProgramOptions:
     """The options of one car for `round`: from `start` facing `heading`, with `extra` added
     to the first action (deficit and crash surcharge known now), `assumes` saying where the
-    start comes from; every square reachable for at most 200 (`squares`), the squares of
+    start comes from (the words after the heading, up to the full stop: " (after your round 2
+    program ...)" or, for a crashed car, ", if you restart there (the default). RESTART ..."); every square reachable for at most 200 (`squares`), the squares of
     each band nearest the next checkpoint or the line (`best`), and the rectangle of the map
     an excerpt shows (`window`: x0, y0, x1, y1, inclusive). `first_rolled`: the car starts
     the round on oil, so its first action is rolled whatever it costs (§4.6)."""
@@ -142,10 +143,7 @@ def program_options(race: Race, player: str) -> ProgramOptions | None:
         oil = False  # §4.2: a crash ends the oil's hold on the car
         round_no = race.round
         extra = car.deficit + car.surcharge
-        assumes = (
-            f"if you restart on {start} facing {heading.value} (the default; RESTART may name the crash square "
-            "or a neighbour)"
-        )
+        assumes = ", if you restart there (the default). RESTART may instead name the crash square or a neighbour"
     else:
         queued = round_actions(race, car)
         ahead = drive(circuit, car, queued)
@@ -156,7 +154,11 @@ def program_options(race: Race, player: str) -> ProgramOptions | None:
         # §4.2: the deficit goes onto the next round's first action; a round with no action
         # leaves the deficit and the crash surcharge carried as they are (S14)
         extra = 0 if queued else car.deficit + car.surcharge
-        assumes = f"after your round {race.round} program {' '.join(queued) or '(hold position)'} runs as ordered"
+        assumes = (
+            f" (after your round {race.round} program {' '.join(queued)} runs as ordered"
+            if queued
+            else f" (after your car holds position in round {race.round}"
+        )
         if cost_then > CONTROL_LOW:
             assumes += (
                 f"; it costs {cost_then}, so it loses control if control is below that, and then leaves a "
@@ -166,6 +168,7 @@ def program_options(race: Race, player: str) -> ProgramOptions | None:
             assumes += "; oil makes one of its actions rolled, so it may end elsewhere"
         if oil:
             assumes += "; it ends on oil, so your first action is rolled"
+        assumes += ")"
     squares = _search(circuit, race.options.max_actions, start, heading, extra)
     far = distances(circuit, progress.checkpoint)
     best: list[SquareOption] = []
@@ -359,7 +362,7 @@ def options_text(race: Race, options: ProgramOptions) -> tuple[str, ...]:
     for car in race.cars:
         if car.square is not None and car.racing and car.player != options.player:
             cars[car.square] = car.letter.lower() if car.status is CarStatus.CRASHED else car.letter
-    head = f"Where you can get in round {options.round}, from {options.start} facing {options.heading.value} ({options.assumes})."
+    head = f"Where you can get in round {options.round}, from {options.start} facing {options.heading.value}{options.assumes}."
     out = textwrap.wrap(head, width=72, break_on_hyphens=False)
     if options.extra:
         out.append(f"Your first action costs {options.extra} more (deficit and crash surcharge carried).")

@@ -38,6 +38,6 @@ def test_rollback_order_process_and_prose_options_by_mail(rig: Rig) -> None:
     _gm(rig, "ROLLBACK rc1\nORDER rc1 roger USE 5\nPROCESS rc1")
     for seat in ("roger", "anna"):
         subjects = [subject for subject, _ in _to(rig, seat, since)]
-        reopened = [i for i, s in enumerate(subjects) if "is reopened" in s]
+        reopened = [i for i, s in enumerate(subjects) if "reopened by the GM" in s]
         corrected = [i for i, s in enumerate(subjects) if "Corrected results of Turn 1" in s]
         assert reopened and corrected and reopened[-1] < corrected[0], subjects

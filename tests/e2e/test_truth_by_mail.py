@@ -41,7 +41,7 @@ def test_the_gms_hand_and_a_rollback_are_told_truly_by_mail(rig: Rig) -> None:
     assert any("you were given the GM's plot" in m for m in steve)
     since = rig.last_outbox_id()
     _gm(rig, "ROLLBACK rc1")
-    assert any("is reopened" in m and "paused" in m for m in _to(rig, "kelly", since))
+    assert any("reopened by the GM" in m and "paused" in m for m in _to(rig, "kelly", since))
     rig.app.service.tick()
     assert rig.deadline() is not None  # reopened, not resolved again by the tick
     since = rig.last_outbox_id()

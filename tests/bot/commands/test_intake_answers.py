@@ -56,6 +56,39 @@ def test_a_farewell_beside_resign_reaches_the_gm(rc: TestApp) -> None:
     assert any("Sorry all, it was fun." in note for note in notes), notes
 
 
+def test_a_farewell_reaches_the_other_players_where_the_games_press_is_on(rc: TestApp) -> None:
+    """mail-interface.md: the game's press setting (PRESS none/signed/anonymous) decides whether
+    players see each other's words. seb's "It was fun, thanks all. Bye!" beside RESIGN reached
+    the GM alone; with press on, the others' "seb has resigned" quotes it (at most 12 lines,
+    each one printable line of at most 200 characters); with press off it does not, and the
+    GM's one mail about the resignation says whether it was passed on."""
+    before = len(mails(rc, GM))
+    player_says(rc, "seb", "RESIGN rc1\nIt was fun, thanks all. Bye!")
+    kelly = " ".join(body_of(last(rc, ADDRESS["kelly"])).split())
+    assert "seb left these words for everyone: > It was fun, thanks all. Bye!" in kelly, kelly
+    (to_gm,) = mails(rc, GM)[before:]
+    assert "The other players were told them with the resignation" in " ".join(body_of(to_gm).split())
+    long_farewell = "\n".join(f"Line {n}\x07 of my goodbye, with a bell " + "x" * 300 for n in range(20))
+    player_says(rc, "roger", "RESIGN rc1\nDear all, I have to stop here.\n" + long_farewell)
+    quoted = [line for line in body_of(last(rc, ADDRESS["kelly"])).splitlines() if line.lstrip().startswith(">")]
+    assert 1 < len(quoted) <= 13 and quoted[-1].strip().endswith("more lines not shown]"), quoted
+    assert all(len(line.strip()) <= 204 and "\x07" not in line for line in quoted), quoted
+    with rc.db.transaction() as session:
+        gm_helpers.game_row(rc)  # the game exists
+        from bot.store import find_game_row
+
+        game = find_game_row(session, "rc1")
+        assert game is not None
+        game.press = "none"
+    before = len(mails(rc, GM))
+    player_says(rc, "steve", "RESIGN rc1\nSo long, everyone.")
+    kelly = body_of(last(rc, ADDRESS["kelly"]))
+    assert "steve has given up the seat" in " ".join(kelly.split()) and "So long" not in kelly, kelly
+    (to_gm,) = mails(rc, GM)[before:]
+    told = " ".join(body_of(to_gm).split())
+    assert "> So long, everyone." in told and "not passed on to the other players" in told, told
+
+
 def test_a_command_without_its_game_is_told_what_it_needs_not_that_it_was_not_understood(rc: TestApp) -> None:
     """ "RESIGN" alone is understood as RESIGN: the answer names it and says what it needs (the
     game); a line that is no command is still "Command not understood"."""

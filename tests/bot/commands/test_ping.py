@@ -59,7 +59,7 @@ def ping(app: TestApp, sender: str, to: str = BOT, text: str = "PING", **headers
 
 def answer(app: TestApp, address: str) -> tuple[str, str]:
     msg = mails(app, address)[-1]
-    return str(msg["Subject"]), body_of(msg)
+    return str(msg["Subject"]), " ".join(body_of(msg).split())  # its words, wrapping aside
 
 
 def password_of(app: TestApp, seat: str) -> str:

@@ -268,7 +268,7 @@ def test_press_refusals_say_why(site: TestApp) -> None:
     """No press in a game whose GM allows none; an unknown seat is answered with the seats;
     a PRESS with no message is refused; a stranger cannot send press."""
     player_says(site, "seb", "PRESS rc1 nobody\nhello")
-    assert "kelly, steve, roger, anna" in body_of(last(site, ADDRESS["seb"]))
+    assert "kelly, steve, roger, anna" in " ".join(body_of(last(site, ADDRESS["seb"])).split())
     player_says(site, "seb", "PRESS rc1 ALL")
     assert "Press without a message" in str(last(site, ADDRESS["seb"])["Subject"])
     set_press(site, PressMode.NONE)
@@ -276,7 +276,7 @@ def test_press_refusals_say_why(site: TestApp) -> None:
     assert "No press in rc1" in str(last(site, ADDRESS["seb"])["Subject"])
     assert not [m for m in mails(site, ADDRESS["kelly"]) if "Press from" in str(m["Subject"])]
     stranger_says(site, KIM, "PRESS rc1 ALL\nbuy cheap watches")  # the stranger's notice, nothing passed on
-    assert "your address is not in any game running here" in body_of(last(site, KIM))
+    assert "your address is not in any game running here" in " ".join(body_of(last(site, KIM)).split())
     assert "watches" not in body_of(last(site, KIM))
     assert not [m for m in mails(site, ADDRESS["kelly"]) if "Press from" in str(m["Subject"])]
     stranger_says(site, "lee@else.example", "LIST\nPRESS rc1 ALL\nbuy cheap watches")
@@ -297,7 +297,7 @@ def test_timezone_is_checked_and_later_mail_uses_it(site: TestApp) -> None:
     assert "Wed 7 Jan 2026 10:00 CET" in body_of(last(site, ADDRESS["kelly"]))
     player_says(site, "kelly", "TIMEZONE Europe/Pariss")
     refusal = last(site, ADDRESS["kelly"])
-    assert "[ERROR]" in str(refusal["Subject"]) and "Did you mean Europe/Paris?" in body_of(refusal)
+    assert "[ERROR]" in str(refusal["Subject"]) and "Did you mean Europe/Paris?" in " ".join(body_of(refusal).split())
     with site.db.read() as session:
         assert session.scalar(select(Player.timezone).where(Player.address == ADDRESS["kelly"])) == "Europe/Paris"
 
@@ -332,7 +332,7 @@ def test_address_moves_only_once_confirmed_from_the_new_address_and_the_old_one_
     assert game_row(site).seats[0].player.address == ADDRESS["kelly"]
     fake_inbox(site).deliver(reply_to(ask, "yes, that is me", sender=new))
     cycle(site)
-    assert "The move is made at Tue 6 Jan 2026 09:00" in body_of(last(site, new))
+    assert "The move is made at Tue 6 Jan 2026 09:00" in " ".join(body_of(last(site, new)).split())
     assert game_row(site).seats[0].player.address == ADDRESS["kelly"]  # the hold is not over
     moving_clock(site).advance(hours=24)
     cycle(site)
@@ -429,7 +429,7 @@ def test_a_command_naming_no_game_says_which_games_it_could_be(gapp: TestApp) ->
     fake_inbox(gapp).deliver(plain_mail("multi@example.org", BOT, "orders", f"PASSWORD {password}\nRESIGN\nUSE 3"))
     cycle(gapp)
     answer = last(gapp, "multi@example.org")  # one answer, in sections
-    text = body_of(answer)
+    text = " ".join(body_of(answer).split())
     assert "[ERROR] Answers to your mail" in str(answer["Subject"])
     assert "your games: rc1, rc2" in text  # RESIGN without its game
     assert "--- Which game? ---" in text and "cannot tell which one this mail is for: rc1, rc2" in text  # USE 3

@@ -37,9 +37,11 @@ def test_a_player_checks_every_results_mail_and_a_restated_default_changes_no_re
         one_lap_race(app, ("kelly", "seb"), seed=5, early_resolution=False)
         player_says(app, "kelly", "SPEED 20\nPAY WEAR\nPUSH NO", game="sc1")
         confirmation = _text(last(app, KELLY))
-        receipt = re.search(r"Receipt of these orders for Race turn 1[^:]*: ([0-9a-f]{20})\.", confirmation)
+        receipt = re.search(r"Receipt of these orders for\s+Race\s+turn\s+1[^:]*:\s+([0-9a-f]{20})\.", confirmation)
         assert receipt is not None, confirmation
-        assert "as the dice count them" in confirmation and "    > SPEED 20\n" in confirmation.replace("\r", "")
+        assert "as the dice count them" in " ".join(
+            confirmation.split()
+        ) and "    > SPEED 20\n" in confirmation.replace("\r", "")
         to_the_finish(app, "sc1", 40)
         results = [
             m for m in mails(app, KELLY) if "Results of" in str(m["Subject"]) or "inal result" in str(m["Subject"])

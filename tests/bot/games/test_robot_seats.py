@@ -268,10 +268,10 @@ def test_replace_robot_hands_the_seat_to_a_robot_and_tells_the_outgoing_player(r
     before = len(mails(rr, ADDRESS["steve"]))
     gm_says(rr, "REPLACE rr1 steve ROBOT", game="rr1")
     confirmation = body_of(last(rr, GM))
-    assert "driven by a robot" in confirmation and "on file" in confirmation, confirmation
+    assert "run by a robot" in confirmation and "on file" in confirmation, confirmation
     told = mails(rr, ADDRESS["steve"])[before:]
-    assert len(told) == 1 and "handed your seat (steve) in rr1 to a robot driver" in body_of(told[0])
-    assert "handed seat steve to a robot driver" in body_of(last(rr, ADDRESS["kelly"])), "the others are told"
+    assert len(told) == 1 and "handed your seat (steve) in rr1 to a robot runner" in body_of(told[0])
+    assert "handed seat steve to a robot runner" in body_of(last(rr, ADDRESS["kelly"])), "the others are told"
     filed = _filed(rr, 1)
     assert filed["steve"] == [("robot", _expected_robot_orders(rr, 1, "steve"))]
     for seat in ("kelly", "seb"):
@@ -304,7 +304,7 @@ def test_replace_robot_takes_a_level_like_the_command_lines_robot_name_level(rr:
         assert game is not None
         assert not next(s for s in game.seats if s.name == "steve").robot
     gm_says(rr, "REPLACE rr1 steve ROBOT EASY", game="rr1")
-    assert "driven by a robot" in body_of(last(rr, GM))
+    assert "run by a robot" in body_of(last(rr, GM))
     gm_says(rr, "REPLACE rr1 seb robot:easy", game="rr1")
     with rr.db.read() as session:
         game = find_game_row(session, "rr1")
@@ -330,9 +330,9 @@ def test_replace_robot_by_the_command_line(tmp_path: Path, capsys: pytest.Captur
         args += ["--player", f"{name}={name}@example.org"]
     assert cli_main(args) == 0
     assert cli_main(["--config", str(config), "gm", "replace", "rc1", "anna", "--robot", "--no-send"]) == 0
-    assert "driven by a robot" in capsys.readouterr().out
+    assert "run by a robot" in capsys.readouterr().out
     assert cli_main(["--config", str(config), "gm", "replace", "rc1", "roger", "--robot", "easy", "--no-send"]) == 0
-    assert "driven by a robot" in capsys.readouterr().out
+    assert "run by a robot" in capsys.readouterr().out
     assert cli_main(["--config", str(config), "game", "show", "rc1"]) == 0
     shown = capsys.readouterr().out
     assert "anna         (robot)" in shown and "roger        (robot, easy)" in shown, shown

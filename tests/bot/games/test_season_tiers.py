@@ -100,7 +100,7 @@ def test_the_draw_waits_in_the_digest_and_by_mail_and_nothing_is_made_until_conf
     # The GM has no game running, but the draw brings the digest.
     assert digest.send_due_digests(tiers.shell, force=True) == 1
     tiers.service.send()
-    text = [body_of(m) for m in mails(tiers, GM) if "GM digest" in str(m["Subject"])][-1]
+    text = [" ".join(body_of(m).split()) for m in mails(tiers, GM) if "GM digest" in str(m["Subject"])][-1]
     assert "the draw for season 2" in text and f"{low[0]} (up from tier 1)" not in text
     assert f"{low[0]} (up from tier 2)" in text and f"{top[4]} (down from tier 1)" in text
     assert "SEASON b1 NEXT CONFIRM" in text
@@ -282,7 +282,7 @@ def test_a_correction_after_the_draw_is_shown_makes_it_stale_until_the_gm_draws_
         assert found is not None and found[0].stale, "resolved again: still the draw shown, still stale"
     assert digest.send_due_digests(tiers.shell, force=True) == 1
     tiers.service.send()
-    text = [body_of(m) for m in mails(tiers, GM) if "GM digest" in str(m["Subject"])][-1]
+    text = [" ".join(body_of(m).split()) for m in mails(tiers, GM) if "GM digest" in str(m["Subject"])][-1]
     assert "This draw is stale" in text and "SEASON b1 NEXT REDRAW" in text
     gm_says(tiers, "SEASON b1 NEXT CONFIRM", game="b1")
     assert "the draw shown for its next season is stale" in last_body(tiers)

@@ -14,11 +14,12 @@ from tests.helpers import moving_clock
 
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 
-PLOTTED = "you get the GM's plot (the game's own default would be USE 5):\n    > USE 2"
+PLOTTED = "you get the GM's plot (the game's own default would be USE 5): > USE 2"
 
 
 def _text(app: TestApp, seat: str) -> str:
-    return body_of(last(app, ADDRESS[seat])).replace("\r\n", "\n")
+    """The last mail to `seat`, its words on one line (wrapping aside)."""
+    return " ".join(body_of(last(app, ADDRESS[seat])).split())
 
 
 def _one_default(text: str) -> None:
@@ -48,7 +49,7 @@ def test_a_seat_with_a_gm_plot_is_told_one_default_once_in_every_letter(rc: Test
     moving_clock(rc).set(START + timedelta(hours=24))
     cycle(rc)
     (reminder,) = [body_of(m) for m in mails(rc, ADDRESS["steve"]) if "Reminder" in str(m["Subject"])]
-    _one_default(reminder.replace("\r\n", "\n"))
+    _one_default(" ".join(reminder.split()))
 
 
 def test_a_seat_without_a_plot_is_told_the_games_default_once(rc: TestApp) -> None:

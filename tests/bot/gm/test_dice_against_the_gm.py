@@ -24,10 +24,12 @@ from hypothesis import strategies as st
 from bot.games.turns import PlayerSpec, create_game
 from bot.testing import TestApp, body_of
 from rules import fair
+from tests.bot import gm_helpers
 from tests.bot.conftest import GM, make_settings
 from tests.bot.gm_helpers import ADDRESS, cycle, gm_says, last, mails, new_app, one_lap_race, player_says, turns
 from tests.settled import examples
 
+gapp = gm_helpers.gapp  # the shared fixture
 KELLY = ADDRESS["kelly"]
 THROWAWAY = re.compile(r"drawn for this preview alone:\s+([0-9a-f]{64})")
 
@@ -298,3 +300,37 @@ def test_no_sequence_of_gm_commands_shows_a_real_roll_before_the_orders_close(
                 assert found is not None and found.group(1) not in real
         finally:
             app.close()
+
+
+def test_the_dice_times_a_letter_shows_are_in_its_readers_zone(gapp: TestApp) -> None:
+    """Every time a person reads is in their zone (docs/DESIGN.md: the sign-off says "Times are
+    shown in <zone>"): the commitment's "made" time on each sheet, and the earlier draws the
+    results of a rolled-back turn list, were UTC whatever the reader's zone (the reveal block
+    was worked out once a turn); each letter shows them in its reader's zone."""
+    with gapp.db.transaction() as session:
+        create_game(
+            gapp.shell,
+            session,
+            kind="speed_circuit",
+            name="sc1",
+            players=[
+                PlayerSpec("kelly", ADDRESS["kelly"], "Kelly", "Europe/London"),
+                PlayerSpec("steve", ADDRESS["steve"], "Steve", "America/New_York"),
+            ],
+            gm_address=GM,
+            deadline="24h",
+            seed=3,
+            options={"laps": "1"},
+        )
+    gapp.service.send()
+    kelly, steve = (" ".join(_text(mails(gapp, ADDRESS[s])[0]).split()) for s in ("kelly", "steve"))
+    assert "commitment log, made Mon 5 Jan 2026 09:00 GMT" in kelly, kelly
+    assert "commitment log, made Mon 5 Jan 2026 04:00 EST" in steve, steve
+    gm_says(gapp, "PROCESS sc1", game="sc1")
+    gm_says(gapp, "ROLLBACK sc1", game="sc1")
+    gm_says(gapp, "PROCESS sc1", game="sc1")
+    results = " ".join(
+        _text(next(m for m in mails(gapp, ADDRESS["steve"])[::-1] if "Corrected results" in str(m["Subject"]))).split()
+    )
+    assert "Earlier commitments for it: - made Mon 5 Jan 2026 04:00 EST" in results, results
+    assert not re.search(r"made \d{4}-\d\d-\d\d \d\d:\d\d UTC", results + kelly + steve)

@@ -189,6 +189,20 @@ def test_a_seat_given_the_gms_plot_is_named_as_such_not_as_defaulted(rc: TestApp
     assert "resolved; defaulted: anna, kelly, roger, steve; the GM's plot: seb." in body, body
 
 
+def test_the_results_name_a_seat_given_the_gms_plot_apart_from_the_defaulted(rc: TestApp) -> None:
+    """mail-interface.md: "PLOT <game> <seat> <orders> (the GM plot: that seat's NMR default)".
+    The results listed seb, whose orders the GM's plot filled in, under "Defaulted (no orders
+    received)"; they say "The GM's plot (no orders received): seb", apart from the defaulted."""
+    gm_says(rc, "PLOT rc1 seb USE 3")
+    gm_says(rc, "PROCESS rc1")
+    results = [m for m in mails(rc, ADDRESS["kelly"]) if "Results of" in str(m["Subject"])]
+    body = " ".join(body_of(results[-1]).split())
+    assert "Defaulted (no orders received): anna, kelly, roger, steve." in body, body
+    assert "The GM's plot (no orders received): seb." in body, body
+    seb = " ".join(body_of([m for m in mails(rc, ADDRESS["seb"]) if "Results of" in str(m["Subject"])][-1]).split())
+    assert "you were given the GM's plot" in seb and "Defaulted (no orders received): anna, kelly, roger, steve." in seb
+
+
 def test_preview_mails_the_gm_only_and_stores_nothing(rc: TestApp) -> None:
     """PREVIEW <game>: resolved on a copy; results to the GM only; no turn, order or state stored."""
     player_says(rc, "seb", "USE 7")
@@ -637,7 +651,7 @@ def test_a_gm_typo_gets_a_did_you_mean_and_a_verb_without_its_game_says_which(rc
     """`EXTNED rc1 24h`, `PROCES rc1` and `EXTEND 24h` (no game) are answered with what
     they most likely meant and the syntax, not only "not understood"; nothing is done."""
     gm_says(rc, "EXTNED rc1 24h\nPROCES rc1\nEXTEND 24h")
-    body = body_of(last(rc, GM))
+    body = " ".join(body_of(last(rc, GM)).split())
     assert "did you mean EXTEND? (EXTEND <game> <duration> [FORCE], e.g. EXTEND rc1 24h)" in body
     assert "did you mean PROCESS?" in body
     assert "EXTEND names the game first" in body and "your games: rc1" in body

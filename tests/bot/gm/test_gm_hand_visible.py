@@ -102,7 +102,7 @@ def test_rollback_reopens_the_turn_paused_and_its_new_results_say_they_are_a_cor
     assert str(gm_helpers.game_row(rc).status) == "paused"
     assert "the game is paused" in gm_helpers.bodies(rc, GM) and "RESUME rc1" in gm_helpers.bodies(rc, GM)
     notice = last(rc, ADDRESS["kelly"])
-    assert "Turn 1 of 5: start is reopened" in str(notice["Subject"]) and "paused" in body_of(notice)
+    assert "Turn 1 of 5: start reopened by the GM" in str(notice["Subject"]) and "paused" in body_of(notice)
     gm_helpers.cycle(rc)
     assert [t.resolved_at is None for t in gm_helpers.turns(rc)] == [True], "not resolved again by itself"
     gm_says(rc, "PROCESS rc1")

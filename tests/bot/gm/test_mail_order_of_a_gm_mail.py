@@ -22,7 +22,7 @@ def test_rollback_order_process_in_one_mail_tells_the_reopening_before_the_corre
         got = mails(rc, ADDRESS[seat])[before[seat] :]
         subjects = [str(m["Subject"]) for m in got]
         results = [i for i, s in enumerate(subjects) if "Corrected results of Turn 1" in s]
-        reopened = [i for i, s in enumerate(subjects) if "is reopened" in s]
+        reopened = [i for i, s in enumerate(subjects) if "reopened by the GM" in s]
         assert len(results) == 1 and len(reopened) == 1, subjects
         assert reopened[0] < results[0], subjects
         # Nothing after the corrected results says the turn is open or the game paused.
@@ -30,6 +30,6 @@ def test_rollback_order_process_in_one_mail_tells_the_reopening_before_the_corre
             text = " ".join(body_of(later).split())
             assert "is open again" not in text and "The game is paused" not in text, text
     kelly = mails(rc, ADDRESS["kelly"])[before["kelly"] :]
-    entered = [i for i, m in enumerate(kelly) if "The GM entered orders for you" in str(m["Subject"])]
+    entered = [i for i, m in enumerate(kelly) if "== The GM entered orders for you" in body_of(m)]
     corrected = [i for i, m in enumerate(kelly) if "Corrected results" in str(m["Subject"])]
     assert entered and entered[0] < corrected[0]

@@ -137,6 +137,26 @@ def test_the_reopening_tells_each_seat_what_stands_for_it_not_orders_it_never_se
     assert "you get the GM's plot" in kelly and "> USE 2" in kelly, kelly
 
 
+def test_the_rollback_letter_leads_with_the_reopened_turn_and_its_subject_says_that_alone(rc: TestApp) -> None:
+    """mail-interface.md, ROLLBACK: the players are told the turn is open again. kelly's letter
+    read "A new receipt for your orders in ...; Your orders for ... are kept; ... is reopened"
+    (a subject of 136 characters), the receipt before the news. Its subject says the news
+    ("[rc1] Turn 1 of 5: start reopened by the GM"); the body leads with it, then what became
+    of the orders kept for the next turn, the new receipt last."""
+    _turn_two_with_orders(rc)
+    gm_says(rc, "ROLLBACK rc1")
+    letter = last(rc, ADDRESS["kelly"])
+    assert str(letter["Subject"]) == "[rc1] Turn 1 of 5: start reopened by the GM"
+    body = _flat(body_of(letter))
+    reopened = body.index("The GM has rolled back the resolution of Turn 1 of 5: start")
+    kept = body.index("Your orders for Turn 2 of 5: tactical, on file before the rollback, are kept")
+    receipt = body.index("The turn's secret is new, so the receipt your confirmation carried")
+    assert reopened < kept < receipt, body
+    for address in ADDRESS.values():
+        for mail in mails(rc, address):
+            assert len(str(mail["Subject"])) <= 78, str(mail["Subject"])
+
+
 def test_a_final_result_resolved_again_after_a_rollback_says_it_is_corrected(gapp: TestApp) -> None:
     """mail-interface.md, ROLLBACK: the turn's new results "replace the ones sent before". Played
     by mail (playtest3): a ROLLBACK of a Racecraft race's last tactical turn, resolved again with

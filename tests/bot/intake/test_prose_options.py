@@ -19,7 +19,7 @@ from bot.testing import TestApp
 from rules import find_game
 from rules.api import GameState
 from tests.bot import gm_helpers
-from tests.bot.gm_helpers import ADDRESS, body_of, gm_says, last, player_says
+from tests.bot.gm_helpers import ADDRESS, body_of, gm_says, last, one_lap_race, player_says
 
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
 
@@ -114,3 +114,18 @@ def test_a_hedge_is_answered_with_its_line_quoted_once(rc: TestApp) -> None:
     assert text.count('"use 2 or 3, whatever you think"') == 1
     assert text.count("mailto:") == 2 and "subject=USE%202" in text and "subject=USE%203" in text
     assert 'not read as an order: "whatever you think"' in _flat(text)
+
+
+def test_each_one_tap_link_stands_on_its_own_line_under_a_short_label(gapp: TestApp) -> None:
+    """The hedge's one-tap links (~200 characters in Speed Circuit) ran inside a sentence ("to
+    send SPEED 40 ..., tap mailto:..."). Each is a line of its own, whole, under a label that
+    ends "tap:", as the other one-tap blocks are; no other line passes 78 characters."""
+    one_lap_race(gapp, ("kelly", "seb"))
+    player_says(gapp, "seb", "speed 40 or 60, whatever you think", game="sc1")
+    lines = body_of(last(gapp, ADDRESS["seb"])).replace("\r\n", "\n").split("\n")
+    links = [n for n, line in enumerate(lines) if "mailto:" in line]
+    assert len(links) == 2, lines
+    for n in links:
+        assert lines[n].strip().startswith("mailto:") and " " not in lines[n].strip(), lines[n]
+        assert lines[n - 1].rstrip().endswith("tap:"), lines[n - 1]
+    assert all(len(line) <= 78 for n, line in enumerate(lines) if n not in links and not line.startswith(" ")), lines

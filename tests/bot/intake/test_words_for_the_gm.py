@@ -85,6 +85,18 @@ def test_words_for_the_gm_beside_orders_go_to_the_gm_and_the_orders_are_taken(rc
     assert "> Dear GM, I'll be away next week" in _flat(body_of(last(rc, GM)))
 
 
+def test_the_gms_notice_names_how_the_seat_takes_part_in_the_games_own_word(rc: TestApp) -> None:
+    """racecraft.md: a race of runners. The GM's notice of a Racecraft question read "Roger, who
+    drives roger in rc1"; it says the game's own verb (templates/<game>/vocabulary.toml): the
+    runner runs, the car is driven."""
+    player_says(rc, "seb", "What happens if I run out of EP?")
+    notice = _flat(body_of(last(rc, GM)))
+    assert "who runs as seb in rc1" in notice and "drive" not in notice, notice
+    one_lap_race(rc, ("kelly", "seb"))
+    player_says(rc, "kelly", "How does SLIP work?", game="sc1")
+    assert "who drives as kelly in sc1" in _flat(body_of(last(rc, GM)))
+
+
 def test_the_digest_and_a_gms_status_list_what_needs_attention_at_the_top(rc: TestApp) -> None:
     player_says(rc, "kelly", "What happens if I run out of EP?")
     gm_says(rc, "STATUS rc1")

@@ -23,3 +23,22 @@ def test_a_template_given_too_little_fails_and_a_missing_one_is_named() -> None:
         say("game_over")
     with pytest.raises(WordsError, match="no words template"):
         say("no_such_words")
+
+
+def test_every_game_has_its_own_words_for_how_a_seat_takes_part() -> None:
+    """Racecraft's runners run (racecraft.md), the cars of the other games are driven: each game
+    registered (rules.GAMES) has templates/<game>/vocabulary.toml with the same words, and a
+    template asks for them by the game's kind, never with an ``if`` on it."""
+    from bot.mail_out.vocabulary import game_words
+    from bot.resources import templates_path
+    from rules import game_names
+
+    words = {kind: game_words(templates_path(), kind) for kind in game_names()}
+    assert words["racecraft"].take_part == "run" and words["racecraft"].driver == "runner"
+    assert words["speed_circuit"].takes_part == "drives" and words["speedphreakz"].taken_part == "driven"
+    assert say("bench_offered_text", seat="seb", kind="racecraft") == (
+        "seb is offered to the substitutes bench; a robot runs it until someone of the bench takes it over."
+    )
+    for path in templates_path().rglob("*.*"):
+        if path.suffix in (".txt", ".html"):
+            assert 'kind == "racecraft"' not in path.read_text(encoding="utf-8"), path

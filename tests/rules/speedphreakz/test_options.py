@@ -112,6 +112,28 @@ def test_the_deficit_and_the_crash_surcharge_go_on_the_first_action() -> None:
     assert "restart" in options.assumes
 
 
+def _nesting(text: str) -> int:
+    depth = deepest = 0
+    for char in text:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def test_the_head_of_the_options_never_nests_parentheses() -> None:
+    """The crash sheet read "from 1,1 facing E (if you restart on 1,1 facing E (the default;
+    RESTART may name ...))": where the options start is said in two sentences, one aside at
+    most (S10: the crash square when free, RESTART may name it or a neighbour)."""
+    crashed = car("ann", (5, 3), "E", status=CarStatus.CRASHED, surcharge=50, deficit=10)
+    state = race([crashed, car("bob", (3, 5), "E")], programs={"bob": ""})
+    head = " ".join(options_text(state, options_of(state, "ann"))[:2])
+    assert "from 5,3 facing E, if you restart there (the default). RESTART may instead name" in head, head
+    holding = race([car("ann", (3, 3), "E"), car("bob", (3, 5), "E")], programs={"ann": "", "bob": ""})
+    for shown, player in ((state, "ann"), (holding, "ann"), (holding, "bob")):
+        text = " ".join(options_text(shown, options_of(shown, player))[:3])
+        assert _nesting(text) <= 1, text
+
+
 def test_the_round_in_hand_is_driven_first() -> None:
     """§5: "orders always one round ahead of the round being resolved": the options for
     round 3 start where the queued round-2 program leaves the car if it runs as ordered."""
