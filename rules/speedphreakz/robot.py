@@ -32,7 +32,10 @@ action):
   Told which seats are robots (`robots`; not told: every seat counted one), it plans every
   robot as it plans itself, in seating order, from where it stands (`_field_plan`); the
   earlier robot has the way, so a robot never ends a round where a robot seated before it
-  is expected to end, and keeps off the squares round it where that costs nothing. Every
+  is expected to end, and keeps off the squares round it where that costs nothing; where
+  that robot is expected to end on or next to a car that is not a robot's end (this round
+  or the round before), its end is not certain and is only at risk (giving way to such
+  guesses cost more than the crashes it saved, bench `robots`). Every
   other car it plans headlong and does not give way to: where that car is expected to end
   is at risk (below), as the squares a headlong driver would not yield cost it more than
   the odd crash (bench `robots`). Headlong (`_headlong`, a driver heedless of the others, as the greedy
@@ -114,7 +117,7 @@ def robot_orders(
 ) -> tuple[Order, ...]:
     """The robot's orders for `player` in the open turn (none when the car has none to give).
     `robots`: the seats driven by robots (None: not told, every seat counted one); it gives
-    way to those seated before it and to no other car. At the easy level it never reaches
+    way to those seated before it whose end is certain and to no other car. At the easy level it never reaches
     into the risky band and ends its rounds up to three squares short of the furthest it
     could (one such program at random)."""
     return orders_in_style(race, player, rng, EASY if level is RobotLevel.EASY else NORMAL, robots)
@@ -254,12 +257,17 @@ def _field_plan(
     """Every car planned round by round from what anyone can see (at the set-up, each from
     the start square its seat gives it; a crashed car stays where it crashed): a robot seat
     (`robots`) as `robot_orders` plans it, any other headlong (`_headlong`). Robots give way
-    to robots in seating order, the earlier seat having the way: a robot keeps off the
-    squares where the robots seated before it are expected to end, and the squares round
-    them where it can. To no other car: where one is expected to end is at risk (a program
-    ending there counts as `RISK` squares short), and the squares round it kept off where
-    that costs nothing; so two robots never both give way to each other nor both go, and a
-    robot loses no ground to a driver who would not give way to it. What a headlong guess of the others puts at risk (`_hazards`) is
+    to robots in seating order, the earlier seat having the way, where the earlier robot's
+    end is certain: a robot keeps off the squares where those robots seated before it are
+    expected to end, and the squares round them where it can. An earlier robot's end is
+    not certain once, in the round in hand or the next, it is expected to end on or next to
+    the square where a car that is not a robot is expected to end (that car may crash it,
+    or it the car, and the robot then ends elsewhere or nowhere): such an end is only at
+    risk, as another car's. Among robots alone every end is certain, so a field of robots
+    races without a crash. To no other car: where one is expected to end is at risk (a
+    program ending there counts as `RISK` squares short), and the squares round it kept off
+    where that costs nothing; so two robots never both give way to each other nor both go,
+    and a robot loses no ground to a driver who would not give way to it. What a headlong guess of the others puts at risk (`_hazards`) is
     guessed from where the plan puts every car at the start of that round: the guess for
     the next round made now is the guess for the round in hand made a turn later, so robots'
     plans of successive turns agree. Pure, so kept: every robot of a turn reads the same
@@ -273,15 +281,22 @@ def _field_plan(
     ends: list[list[Square]] = [[] for _ in places]
     keeps: list[tuple[_Keep, ...]] = []
     starts: list[tuple[Square, Heading] | None] = [None for _ in places]
+    unsure: set[int] = set()
     for _round in (0, 1):
         hazards = _hazards(circuit, cap, places)
         keep: list[_Keep] = []
         after: list[_Place] = []
         before: list[Square] = []
         others: list[Square] = []
+        doubtful: list[Square] = []
+        near = _ring(
+            end
+            for seat, place in enumerate(places)
+            if not robots[seat] and (end := _headlong(circuit, cap, *place)) is not None
+        )
         for seat, (square, heading, progress, status) in enumerate(places):
             ring = _ring(before + others)
-            keep.append(_Keep(frozenset(before), ring, hazards[seat] | frozenset(others)))
+            keep.append(_Keep(frozenset(before), ring, hazards[seat] | frozenset(others) | frozenset(doubtful)))
             if square is None or status in (CarStatus.FINISHED, CarStatus.OUT) or status is CarStatus.CRASHED:
                 after.append((square, heading, progress, status))
                 if square is not None and status is CarStatus.CRASHED:
@@ -298,7 +313,11 @@ def _field_plan(
             end, facing, done = _walk(circuit, square, heading, progress, program)
             after.append((end, facing, done, status))
             ends[seat].append(end)
-            (before if robots[seat] else others).append(end)
+            if robots[seat] and (seat in unsure or end in near):
+                unsure.add(seat)
+                doubtful.append(end)
+            else:
+                (before if robots[seat] else others).append(end)
         keeps.append(tuple(keep))
         places = tuple(after)
     return _FieldPlan(tuple((e[0], e[1]) if e else None for e in ends), (keeps[0], keeps[1]), tuple(starts))
