@@ -8,6 +8,7 @@ next season and starts its first race with the drawn drivers."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from bot.games.turns import PlayerSpec, create_game
 from bot.gm import digest
 from bot.models import Game, GmAudit, Player, Season, SeasonDraw, SeriesEntry, Substitute
 from bot.testing import TestApp, body_of, reply_to
+from tests.helpers import moving_clock
 from tests.bot.gm_helpers import (
     GM,
     bodies,
@@ -123,6 +125,21 @@ def test_the_draw_waits_in_the_digest_and_by_mail_and_nothing_is_made_until_conf
         assert season_tiers.draw_of(session, "cup") is None, "made once: the new edition runs"
     sheet = [m for m in mails(tiers, "zed@example.org") if "[cup-2-t" in str(m["Subject"])]
     assert sheet and "This is race 1 of 1 of season cup-2-t" in body_of(sheet[0])
+
+
+def test_a_digest_with_only_a_draw_waiting_says_so_and_prints_no_empty_section(tiers: TestApp) -> None:
+    """A digest names what waits for the GM in its subject: with no game running or just
+    finished, "a draw to confirm", not "0 games"; a section with nothing in it is not printed."""
+    moving_clock(tiers).advance(timedelta(days=3))
+    assert digest.send_due_digests(tiers.shell, force=True) == 1
+    tiers.service.send()
+    (sent,) = [m for m in mails(tiers, GM) if "GM digest" in str(m["Subject"])]
+    subject = str(sent["Subject"])
+    assert subject.startswith("[GM digest] a draw to confirm, "), subject
+    assert "0 games" not in subject
+    text = body_of(sent)
+    assert "the draw for season 2" in text
+    assert "Your GM reply address per game" not in text
 
 
 def test_a_new_seasons_first_sheet_says_the_grid_is_the_draw_and_who_moved(tiers: TestApp) -> None:
