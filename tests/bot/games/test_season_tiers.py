@@ -19,7 +19,6 @@ from bot.games.turns import PlayerSpec, create_game
 from bot.gm import digest
 from bot.models import Game, GmAudit, Player, Season, SeasonDraw, SeriesEntry, Substitute
 from bot.testing import TestApp, body_of, reply_to
-from tests.helpers import moving_clock
 from tests.bot.gm_helpers import (
     GM,
     bodies,
@@ -32,6 +31,7 @@ from tests.bot.gm_helpers import (
     player_says,
     to_the_finish,
 )
+from tests.helpers import moving_clock
 
 TOP = tuple((s, f"{s}@example.org") for s in ("kelly", "seb", "steve", "roger", "anna"))
 LOW = tuple((s, f"{s}@example.org") for s in ("uma", "vic", "walt", "xia", "zed"))
