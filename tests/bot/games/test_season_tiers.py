@@ -468,8 +468,14 @@ def test_tiers_with_different_gms_each_confirm_by_mail_and_the_draw_is_made_when
         assert session.scalar(select(func.count()).select_from(Season)) == 2, "one tier confirmed: nothing made"
     gm_says(tiers, "SEASON b1 NEXT CONFIRM", game="b1", sender=GM2)
     assert "waiting for the GM of tier 1" in body_of(last(tiers, GM2)), "confirming twice changes nothing"
+    told = len(mails(tiers, GM2))
     gm_says(tiers, "SEASON a1 NEXT CONFIRM", game="a1")
     assert "season 2 is made" in body_of(last(tiers, GM))
+    # The GM who confirmed first is told the other GM's confirm made the season.
+    told_made = [m for m in mails(tiers, GM2)[told:] if "season 2 is made" in str(m["Subject"])]
+    assert len(told_made) == 1, [str(m["Subject"]) for m in mails(tiers, GM2)[told:]]
+    assert "The draw you confirmed is made" in body_of(told_made[0]) and "cup-2-t2-r1" in body_of(told_made[0])
+    assert not [m for m in mails(tiers, GM)[-3:] if "season 2 is made" in str(m["Subject"])], "not twice"
     with tiers.db.read() as session:
         made = {s.tier: s.gm_address for s in session.scalars(select(Season).where(Season.edition == 2))}
         assert made == {1: GM, 2: GM2}, "each tier keeps its GM"
