@@ -65,3 +65,15 @@ def test_rating_alone_from_the_plain_address_of_a_person_in_no_game_is_answered_
         assert session.query(Player).filter_by(address="nina@example.org").one().rating is False
     gm_helpers.stranger_says(rc, "nobody@example.org", "RATING")
     assert "not in any game running here" in body_of(mails(rc, "nobody@example.org")[-1]), "a stranger: as before"
+
+
+def test_a_rating_not_shown_yet_says_how_many_rated_races_until_it_is() -> None:
+    """docs/championships.md, "Ratings": shown "once they have finished `shown_after` rated
+    races"; the answer says so, not that it was counted from that many."""
+    from bot.letters.words import say
+
+    rated = [{"game": "Racecraft", "rating": 0, "races": 2, "shown": False, "more": 1}]
+    text = " ".join(say("commands_rating_asked", on=False, shown_after=3, rated=rated, page="", archive=False).split())
+    assert "Racecraft: 0 after 2 rated races." in text
+    assert "Shown once you have finished 3 rated races, 1 more" in text
+    assert "Counted from" not in text
