@@ -602,11 +602,6 @@ def work_out(
         ratings.final_changes(session, game, rules, new_state) if game.status == GameStatus.FINISHED else ([], None)
     )
     rated = ratings.changes_shown(changes, game, shown_after)
-    unrated_robot = (
-        frozenset(seat.id for seat in game.seats if not seat.robot and seat.player.rating)
-        if ratings.rated(game) and ratings.robot_driven(session, game)
-        else frozenset()
-    )
     letters = TurnLetters(
         rules,
         new_state,
@@ -623,7 +618,7 @@ def work_out(
         seat_labels(game.seats),
         rules.stall(new_state) if next_turn is not None else None,
         rated,
-        unrated_robot,
+        ratings.unrated_robot(session, game),
     )
     return TurnWrites(
         outcome,
