@@ -214,6 +214,62 @@ def insert_many(
     return [tuple(r) for r in found] if returning else []
 
 
+# The same for a table's rows with a part of each in a table of its own (`insert_with_parts`).
+_PARTED_INSERTS: dict[tuple[str, str, tuple[str, ...], tuple[str, ...], str], Insert] = {}
+
+
+def insert_with_parts(
+    session: Session,
+    model: type[DeclarativeBase],
+    part: type[DeclarativeBase],
+    rows: Sequence[Mapping[str, object]],
+    moved: Sequence[str],
+    link: str,
+) -> None:
+    """Insert `rows` (each with the same keys) into `model`'s table, in their order, but their
+    `moved` keys, which go into `part`'s table: one row there for each, under the ``id`` the
+    row was given (the part's primary key, a reference to the row). `link`, a unique column of
+    `model` every row sets, tells which id each row was given.
+
+    On PostgreSQL that is one statement: the rows unnested once (one array a column, as
+    `insert_many`), the INSERT into `model` returning each id with its `link`, and the INSERT
+    into `part` from the two joined, in a WITH. Elsewhere (SQLite) `insert_many` twice, the
+    first returning the ids."""
+    if not rows:
+        return
+    keys = tuple(rows[0])
+    kept = [key for key in keys if key not in moved]
+    if session.get_bind().dialect.name != "postgresql":
+        heads = [{key: row[key] for key in kept} for row in rows]
+        ids = {linked: id_ for linked, id_ in insert_many(session, model, heads, (link, "id"))}
+        insert_many(session, part, [{"id": ids[row[link]], **{key: row[key] for key in moved}} for row in rows])
+        return
+    table, part_table = model.__table__, part.__table__
+    assert isinstance(table, Table) and isinstance(part_table, Table)
+    cache_key = (table.name, part_table.name, keys, tuple(moved), link)
+    stmt = _PARTED_INSERTS.get(cache_key)
+    if stmt is None:
+        column = {key: f"c{i}" for i, key in enumerate(keys)}
+        types = {key: (table.c[key].type if key in kept else part_table.c[key].type) for key in keys}
+        arrays = [bindparam(f"p{i}", type_=ARRAY(types[key])) for i, key in enumerate(keys)]
+        rowset = func.unnest(*arrays).table_valued(*column.values(), with_ordinality="n").render_derived()
+        given = select(rowset).cte("given")
+        made = (
+            insert(table)
+            .from_select(kept, select(*(given.c[column[key]] for key in kept)).order_by(given.c.n))
+            .returning(table.c.id, table.c[link])
+            .cte("made")
+        )
+        stmt = insert(part_table).from_select(
+            ["id", *moved],
+            select(made.c.id, *(given.c[column[key]] for key in moved)).join(
+                given, given.c[column[link]] == made.c[link]
+            ),
+        )
+        _PARTED_INSERTS[cache_key] = stmt
+    session.execute(stmt, {f"p{i}": [row[key] for row in rows] for i, key in enumerate(keys)})
+
+
 def among(
     session: Session,
     query: Select[*Ts],

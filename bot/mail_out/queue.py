@@ -12,7 +12,7 @@ from datetime import datetime
 
 from sqlalchemy.orm import Session
 
-from bot.db import insert_many
+from bot.db import insert_with_parts
 from bot.mail_out.compose import CalendarPart, HtmlBody, Recipient, compose
 from bot.mail_out.lists import ListHeaders
 from bot.mail_out.render import RenderedMail
@@ -116,10 +116,9 @@ def _fit(
 
 
 def insert_rows(session: Session, rows: NewRows) -> None:
-    """Insert the rows `queue` collected, and forget them: the outbox rows in one statement
-    (`insert_many`), their bodies (`OutboxBody`, under the ids it returns) in another."""
+    """Insert the rows `queue` collected, and forget them: the outbox rows and their bodies
+    (`OutboxBody`, under the ids the rows were given, matched by Message-ID) together
+    (`insert_with_parts`: one statement on PostgreSQL, two elsewhere)."""
     if rows:
-        heads = [{key: value for key, value in row.items() if key != "data"} for row in rows]
-        ids = {message_id: id_ for message_id, id_ in insert_many(session, Outbox, heads, ("message_id", "id"))}
-        insert_many(session, OutboxBody, [{"id": ids[row["message_id"]], "data": row["data"]} for row in rows])
+        insert_with_parts(session, Outbox, OutboxBody, rows, ("data",), "message_id")
         rows.clear()

@@ -129,21 +129,26 @@ def sharing(fragments: Fragments) -> Iterator[None]:
         _SHARING.reset(token)
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+_STRINGS = frozenset({str})
+
+
 def _argument_key(value: object) -> object:
-    """An argument of `once` as it names the fragment: a string, number, list of strings or
-    dict of strings to strings by its value and type (the seats' labels, built again for each
-    letter; a dict's items in their order), anything else by its identity (a value the letters
-    share, made once)."""
-    if value is None or type(value) in (str, int, float, bool):
-        return (type(value), value)
-    if isinstance(value, (list, tuple)) and type(value) in (list, tuple) and all(type(item) is str for item in value):
-        return (type(value), tuple(value))
-    if (
-        isinstance(value, dict)
-        and type(value) is dict
-        and all(type(k) is str and type(v) is str for k, v in value.items())
-    ):
-        return (dict, tuple(value.items()))
+    """An argument of `once` as it names the fragment: a string, number, None, list of strings
+    or dict of strings to strings, numbers or None by its value and type (the seats' labels, a
+    picture's size, a turn's commitment: built again for each letter; a dict's items in their
+    order, with each value's type), anything else by its identity (a value the letters share,
+    made once)."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return (kind, value)
+    if isinstance(value, (list, tuple)) and (kind is list or kind is tuple):
+        if _STRINGS.issuperset(map(type, value)):
+            return (kind, tuple(value))
+    elif isinstance(value, dict) and kind is dict:
+        types = tuple(map(type, value.values()))
+        if _SCALARS.issuperset(types) and _STRINGS.issuperset(map(type, value)):
+            return (dict, tuple(value.items()), types)
     return ("object", id(value))
 
 

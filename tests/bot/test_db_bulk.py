@@ -12,7 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
 from bot.clock import as_utc
-from bot.db import Database, among, insert_many
+from bot.db import Database, among, insert_many, insert_with_parts
 from bot.models import Outbox, OutboxBody, OutboxStatus, Quarantine
 
 pytestmark = pytest.mark.both_databases  # the store's own behaviour: SQLite and PostgreSQL
@@ -65,6 +65,35 @@ def test_insert_many_writes_every_row_in_order_and_returns_what_is_asked(db_url:
             if isinstance(stored_value, datetime):  # SQLite gives back naive UTC
                 stored_value = as_utc(stored_value)
             assert stored_value == value, key
+
+
+def test_insert_with_parts_writes_each_row_and_its_part_in_order_in_one_statement_on_postgresql(db_url: str) -> None:
+    """`insert_with_parts` (the outbox rows and their bodies, `bot.mail_out.queue.insert_rows`):
+    every row in order, its body under its own id, on PostgreSQL in one round trip."""
+    from sqlalchemy import event
+
+    db = Database(db_url)
+    rows = [_outbox_row(n) for n in range(60)]
+    rows[7]["last_error"] = "a 'quote', a \"double\", a back\\slash, a comma, {braces} and NULL"
+    rows[8]["data"] = b""
+    statements: list[str] = []
+    try:
+        with db.transaction() as session:
+            event.listen(session.connection(), "before_cursor_execute", lambda *a: statements.append(a[2]))
+            insert_with_parts(session, Outbox, OutboxBody, rows, ("data",), "message_id")
+        with db.read() as session:
+            stored = list(session.scalars(select(Outbox).options(selectinload(Outbox.body)).order_by(Outbox.id)))
+    finally:
+        db.dispose()
+    assert len(statements) == (1 if db_url.startswith("postgresql") else 2)
+    assert [o.message_id for o in stored] == [r["message_id"] for r in rows]
+    for row, got in zip(rows, stored, strict=True):
+        assert got.body is not None and got.body.data == row["data"]
+        assert (got.subject, got.last_error, as_utc(got.next_attempt_at)) == (
+            row["subject"],
+            row["last_error"],
+            row["next_attempt_at"],
+        )
 
 
 def test_insert_many_of_nothing_writes_nothing(db_url: str) -> None:

@@ -17,11 +17,12 @@ from bot import pictures
 from bot.pictures import Scene, column, typed_view
 from bot.pictures import speed_circuit as sc_picture
 from bot.pictures import speedphreakz as sp_picture
-from bot.pictures.common import SHAPES, _marker_sprite
+from bot.pictures.common import BLACK, SHAPES, WHITE, Sheet, _marker_sprite, _text_mask
 from rules import find_game, game_names
 from rules.racecraft import RacecraftView
 from rules.speed_circuit import PitStage, SpeedCircuitView
 from rules.speedphreakz import Heading, SpeedPhreakzView, Square
+from tests.settled import examples
 
 
 def decode(png: bytes) -> Image.Image:
@@ -319,3 +320,28 @@ def test_the_public_table_column_helper_reads_the_typed_table() -> None:
     assert isinstance(now, RacecraftView)
     assert column(now, "EP") == {r.player: str(r.ep) for r in now.runners}
     assert column(now, "No such") == {}
+
+
+@settings(max_examples=examples(40, 150), deadline=None)
+@given(
+    st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=0x24F), min_size=1, max_size=12),
+    st.sampled_from([9, 11, 14, 20]),
+    st.sampled_from(["la", "mm", "rs"]),
+    st.integers(-6, 40),
+    st.integers(-6, 30),
+)
+def test_text_with_a_halo_is_the_text_over_its_mask_pasted_each_of_the_eight_ways(
+    text: str, size: int, anchor: str, x: int, y: int
+) -> None:
+    """`Sheet.text` with a halo (one paste of the edge mask `_halo_mask`) gives the pixels of the
+    mask pasted in the halo's colour one pixel each of the eight ways, then the text over it,
+    also where the text runs past the sheet's edges."""
+    sheet = Sheet(48, 36, WHITE)
+    sheet.text((x, y), text, size, BLACK, anchor, halo=2)
+    by_hand = Sheet(48, 36, WHITE)
+    mask, (left, top) = _text_mask(text, size, anchor)
+    at = (x + left, y + top)
+    for dx, dy in ((-1, 0), (1, 0), (0, -1), (0, 1), (-1, -1), (1, 1), (-1, 1), (1, -1)):
+        by_hand.image.paste(2, (at[0] + dx, at[1] + dy), mask)
+    by_hand.image.paste(BLACK, at, mask)
+    assert sheet.image.tobytes() == by_hand.image.tobytes()
