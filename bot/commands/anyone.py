@@ -425,9 +425,12 @@ def _enter_series(ctx: CommandContext, series: str, code: str) -> Reply:
 
 
 def _sit(ctx: CommandContext, kind: str, *, label: str) -> Reply:
-    """The sender on the bench of `kind`, at their address (its code came back, or their mail proved it)."""
+    """The sender on the bench of `kind`, at their address (its code came back, or their mail
+    proved it). A person new to the bot is named as JOIN names a newcomer: the display name of
+    their From when it reads as a name, else the From's local part with its case kept."""
     address = ctx.address.strip().lower()
-    person = seats.player_for(ctx.session, address, "", ctx.shell.now(), "UTC")
+    name = signups.newcomer_name("", ctx.inbound.sender_name) or ctx.inbound.sender_local
+    person = seats.player_for(ctx.session, address, name, ctx.shell.now(), "UTC")
     added = bench.sit(ctx.session, person, kind, ctx.shell.now())
     title = find_game(kind).title
     text = say("bench_on", title=title, kind=kind, already=not added)

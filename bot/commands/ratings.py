@@ -1,9 +1,14 @@
 """RATING [ON|OFF] (mail-interface.md, "Player commands"; docs/championships.md, "Ratings"):
 whether a player's rating is shown, in their own results letters and on the archive's ratings
 page; RATING alone asks for it. The answer says what it is now in each kind of game they have
-rated races of (shown once they have finished `[ratings] shown_after` of them)."""
+rated races of (shown once they have finished `[ratings] shown_after` of them). RATING is about
+the person, not a game: RATING alone from a person's plain registered address is answered at
+that address (which is theirs, so a forged From tells the person only what is theirs); RATING
+ON|OFF changes their setting, and wants a mail that proves them (a reply to a mail of ours)."""
 
 from __future__ import annotations
+
+from sqlalchemy import select
 
 from bot.commands.grammar import Rating
 from bot.commands.handlers import CommandContext, Reply
@@ -29,10 +34,27 @@ def _now_rated(ctx: CommandContext, player: Player) -> list[dict[str, object]]:
     ]
 
 
+def by_plain_address(ctx: CommandContext) -> Player | None:
+    """The person whose registered address is the mail's From, if any (proved or not)."""
+    sender = ctx.inbound.sender
+    return ctx.session.scalar(select(Player).where(Player.address == sender)) if sender else None
+
+
 def rating(ctx: CommandContext, command: Rating) -> Reply:
     """RATING ON|OFF: the preference, confirmed with the ratings so far; RATING alone: the
-    ratings so far. Answered to the registered address of the player the mail proved alone."""
+    ratings so far. Answered to the registered address of the player the mail proved alone;
+    RATING alone, from a plain From that is a person's registered address, at that address."""
     player = ctx.player()
+    if player is None and ctx.stranger:
+        person = by_plain_address(ctx)
+        if person is not None and command.on is not None:
+            raise ctx.refuse(
+                say("commands_rating_unproven_title", on=command.on),
+                say("commands_rating_unproven", on=command.on),
+                kind="rating",
+                label="RATING refused: the setting wants a proven mail",
+            )
+        player = person
     if player is None:
         raise ctx.refuse(
             say("commands_players_only_title", verb="RATING"),

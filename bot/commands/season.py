@@ -12,6 +12,7 @@ from bot.commands.gm import GmAction
 from bot.games import season_tiers, seasons
 from bot.letters.words import say
 from bot.safe_text import echo
+from rules import find_game
 
 # The settings words of SEASON ... NEW, each followed by its value, and the `SeasonSettings`
 # field each sets.
@@ -100,7 +101,7 @@ def _new(ctx: GmAction, name: str, words: list[str]) -> str:
     return say(
         "season_created",
         season=made.name,
-        kind=made.kind,
+        kind=find_game(made.kind).title,
         scoring=made.scoring,
         races=made.races_planned,
         games=[ctx.game.name],

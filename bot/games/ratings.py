@@ -58,6 +58,15 @@ def robot_driven(session: Session, game: Game) -> bool:
     return any(seat.robot for seat in game.seats) or bool(session.scalar(select(_robot_changes(game.id))))
 
 
+def unrated_robot(session: Session, game: Game) -> frozenset[int]:
+    """The seats whose holders opted in (RATING ON) of `game`, finished between people alone,
+    that is not rated because a robot drove a seat of it for a while (their final result says
+    so); empty for any other game."""
+    if not rated(game) or not robot_driven(session, game):
+        return frozenset()
+    return frozenset(seat.id for seat in game.seats if not seat.robot and seat.player.rating)
+
+
 def order_of(game: Game, result: RaceResult) -> tuple[tuple[str, ...], ...]:
     """The finishing order of a finished race: groups of people (their player numbers), best first."""
     places: dict[int, list[str]] = {}
@@ -294,6 +303,7 @@ __all__ = [
     "rebuild",
     "rated_ids",
     "robot_driven",
+    "unrated_robot",
     "kind_key",
     "kinds_raced",
     "order_of",

@@ -30,9 +30,11 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from bot import letters
 from bot.clock import as_utc
 from bot.facts import DrawnDriver, DrawnTier, SeriesDraw
 from bot.games import season_races, seasons, turns
+from bot.letters import ToGm
 from bot.letters.words import say
 from bot.mail_in.auth import GM_SEAT, NAME_RE
 from bot.models import (
@@ -375,6 +377,7 @@ def confirm_next(shell: Shell, session: Session, series: str, *, gm_address: str
         if any(s.tier not in stored.confirmed for s in tiers):
             return dataclasses.replace(fact, confirmed=tuple(stored.confirmed))
     people = {p.id: p for p in session.scalars(select(Player).where(Player.id.in_(_ids(drawn))))}
+    first_races: dict[str, Game] = {}  # each other GM's first new race (they are told it is made)
     for old, tier, drawn_tier in zip(tiers, fact.tiers, drawn, strict=True):
         season = Season(
             name=tier.season,
@@ -401,15 +404,29 @@ def confirm_next(shell: Shell, session: Session, series: str, *, gm_address: str
         try:
             level = next((seat.robot_level for seat in old.races[-1].game.seats if seat.robot), "normal")
             robots = [f"{name}:{level}" for name in tier.robots]
-            season_races.make_race(shell, session, season, 1, old.races[-1].game, seated, robots, handed, tier)
+            race = season_races.make_race(shell, session, season, 1, old.races[-1].game, seated, robots, handed, tier)
         except turns.GameError as refused:
             raise seasons.SeasonRequestError(say("season_next_refused", tier=tier.tier, reason=str(refused))) from None
+        if gm_address is not None and season.gm_address != gm_address.strip().lower():
+            first_races.setdefault(season.gm_address, race)
     stored.made_at = shell.now()
+    made = dataclasses.replace(fact, made=True)
+    # A GM who confirmed before another GM's confirm made the draw is told it is made (the
+    # confirming GM reads it in the answer to their CONFIRM).
+    for race in first_races.values():
+        letters.notice(
+            shell,
+            session,
+            ToGm(race),
+            say("season_made_title", series=series, edition=fact.edition),
+            say("season_made_by_another", draw=made, game=race.name),
+            kind="season_made",
+        )
     drawn_in = [int(d.driver) for tier in drawn for d in tier if d.move is Move.NEW]
     for entry in session.scalars(select(SeriesEntry).where(SeriesEntry.series == series)):
         if entry.player_id in drawn_in:
             session.delete(entry)
-    return dataclasses.replace(fact, made=True)
+    return made
 
 
 def _ids(drawn: tuple[tuple[Drawn, ...], ...]) -> list[int]:

@@ -618,6 +618,7 @@ def work_out(
         seat_labels(game.seats),
         rules.stall(new_state) if next_turn is not None else None,
         rated,
+        ratings.unrated_robot(session, game),
     )
     return TurnWrites(
         outcome,

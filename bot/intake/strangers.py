@@ -22,9 +22,11 @@ from bot.commands import (
     Ping,
     PlayerCommand,
     Practice,
+    Rating,
     Stop,
     Unsubscribe,
     anyone,
+    ratings,
     registry,
     streams,
 )
@@ -92,7 +94,14 @@ def unauthenticated(
         # (A List-Unsubscribe mail comes from the registered address without a proof: its
         # code is the proof, and it is answered as the commands for anyone are.)
         claimed_without_proof(batch, limits, session, mail, who, ping=any(isinstance(c, Ping) for c in commands.player))
-    for_anyone = [c for c in commands.player if c.for_anyone and not isinstance(c, Join | Practice)]
+    # RATING is about the person, not a game: from a person's own registered address it is
+    # answered as the commands for anyone are (at that address; `bot.commands.ratings`).
+    person = any(isinstance(c, Rating) for c in commands.player) and ratings.by_plain_address(context) is not None
+    for_anyone = [
+        c
+        for c in commands.player
+        if (c.for_anyone or (person and isinstance(c, Rating))) and not isinstance(c, Join | Practice)
+    ]
     if for_anyone:
         return _for_anyone(batch, limits, session, mail, context, commands, for_anyone, codes)
     # A stranger: at most one short notice per address a day, and a global cap an hour
@@ -161,7 +170,7 @@ def _for_anyone(
         # The codes were used; the rest of the mail is not answered (recorded: `fate`).
         mail.answer = fate
         return Done(say("mail_record", why="for_anyone", labels=labels, fate=fate.value), Reason.FOR_ANYONE)
-    players_only = sorted({c.verb for c in commands.player if not c.for_anyone})
+    players_only = sorted({c.verb for c in commands.player if not c.for_anyone and c not in asked})
     # Words around a code sent back ("Yes please") are what people write: not "not understood".
     lines = 0 if codes else len([line for line in commands.orders_text.splitlines() if line.strip()])
     skipped = len(others) - len(others[:MAX_STRANGER_COMMANDS]) + commands.over

@@ -289,17 +289,21 @@ def post_seat_letter(
     carried: Refiled | Withdrawn | None = None,
     season: SeasonTable | None = None,
     rating: Change | None = None,
+    unrated_robot: bool = False,
 ) -> None:
     """`carried`: what became of the seat's orders a ROLLBACK kept for `turn` (its results say it);
     `season`: the table of the season `game` is a race of, for its results to show; `rating`:
-    what the race did to the rating of the seat's holder, for their own final result alone."""
+    what the race did to the rating of the seat's holder, for their own final result alone;
+    `unrated_robot`: the holder opted in and the race is not rated, a robot having driven a seat."""
     with sharing(cache.fragments):  # what every letter of the work shows alike, rendered once
         ctx = seat_context(
             shell, session, game, rules, state, turn, seat, outcome, resolved, subs, cache=cache, before=before
         )
         ctx["season"] = season_words(season)
         ctx["season_facts"] = season
-        ctx["rating"] = rating_words(rating, str(ctx["game"]["title"]))
+        ctx["rating"] = rating_words(rating, str(ctx["game"]["title"])) or (
+            say("rating_not_rated_robot", title=ctx["game"]["title"]) if unrated_robot else ""
+        )
         if note:
             ctx["note"] = note
         ctx["carried"] = carried_words.in_results(carried, ctx["turn"]["deadline"]) if carried is not None else ""

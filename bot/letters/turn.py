@@ -52,6 +52,9 @@ class TurnLetters:
     # What the race did to the ratings of the people to be told (a finished rated race: those who
     # opted in and have raced enough), by seat number (`bot.games.ratings.changes_shown`).
     ratings: Mapping[int, Change] = field(default_factory=dict)
+    # The seats whose holders opted in (RATING ON) of a finished race between people left
+    # unrated because a robot drove a seat of it for a while: their final result says so.
+    unrated_robot: frozenset[int] = frozenset()
 
 
 def render(
@@ -82,6 +85,7 @@ def render(
             carried=plan.recheck.of(seat.name),
             season=plan.season,
             rating=plan.ratings.get(seat.id),
+            unrated_robot=seat.id in plan.unrated_robot,
         )
     if not plan.held_for_next:
         sheets.post_gm_letter(

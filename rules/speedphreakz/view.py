@@ -202,16 +202,17 @@ class SpeedPhreakzView(View):
 
 
 def summary(race: Race, places: Standings) -> str:
+    """One sentence saying where the race stands, with its full stop (as Racecraft's)."""
     if race.finish_order:
-        return f"{race.finish_order[0]} wins the race"
+        return f"{race.finish_order[0]} wins the race."
     if not places:
-        return "No cars are racing"
+        return "No cars are racing."
     if race.set_up:
-        return "The cars are on the grid"
+        return "The cars are on the grid."
     front = places[0]
     if len(front) > 1:
-        return f"{' and '.join(front)} share the lead"
-    return f"{front[0]} leads"
+        return f"{' and '.join(front)} share the lead."
+    return f"{front[0]} leads."
 
 
 def build_view(race: Race, resolution: Resolution[Race] | None, viewer: PlayerId | Viewer) -> SpeedPhreakzView:

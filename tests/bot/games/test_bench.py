@@ -93,6 +93,22 @@ def test_a_stranger_is_on_the_bench_only_once_the_code_comes_back(gapp: TestApp)
     assert "You are off the substitutes bench of Racecraft" in body_of(last(gapp, SUB2))
 
 
+def test_a_newcomer_on_the_bench_is_named_as_join_names_one(gapp: TestApp) -> None:
+    """The bench names a person new to the bot by JOIN's rule: the From's display name when it
+    reads as a name, else the From's local part with its case kept (never lower-cased)."""
+    for sender, address in (("Nina Grey <nina@example.org>", "nina@example.org"), ("Ola.Berg@example.org", None)):
+        plain = address or sender.lower()
+        stranger_says(gapp, sender, "SUBSTITUTE ON racecraft")
+        code_mail = last(gapp, plain)
+        fake_inbox(gapp).deliver(reply_to(code_mail, "yes", sender=sender))
+        cycle(gapp)
+        assert "You are on the substitutes bench of Racecraft" in body_of(last(gapp, plain))
+    with gapp.db.read() as session:
+        names = {p.address: p.name for p in session.scalars(select(Player))}
+    assert names["nina@example.org"] == "Nina Grey"
+    assert names["ola.berg@example.org"] == "Ola.Berg"
+
+
 def test_a_player_is_on_the_bench_at_once_and_an_unknown_kind_is_refused(rc: TestApp) -> None:
     player_says(rc, "kelly", "SUBSTITUTE ON speed-circuit")
     assert "You are on the substitutes bench of Speed Circuit" in body_of(last(rc, ADDRESS["kelly"]))

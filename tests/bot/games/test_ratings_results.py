@@ -60,3 +60,47 @@ def test_the_rating_shows_in_the_own_final_result_after_the_races_set(tmp_path: 
         assert "Your rating" not in with_robots, "a race with a robot driver is not rated"
     finally:
         app.close()
+
+
+def test_a_race_a_robot_drove_a_seat_of_for_a_while_says_it_is_not_rated(tmp_path: Path) -> None:
+    """ "A race with a robot driver ... is never rated" (docs/championships.md, "Ratings"): a
+    race whose seat a robot drove for a while (offered to the bench, REPLACE ... ROBOT) ends
+    with people alone, and the final result of a person who opted in says it is not rated."""
+    from datetime import UTC, datetime
+
+    from sqlalchemy import select
+
+    from bot.games.robots import robot_player
+    from bot.models import ChangeWhy, Game, SeatChange
+
+    app = new_app(tmp_path, ratings=RatingSettings(shown_after=1))
+    try:
+        first = race(app, "rc1", 5, roger_says="RATING ON")
+        assert "Your rating in Racecraft" in first and "not rated" not in first
+        with app.db.transaction() as session:
+            create_game(
+                app.shell, session, kind="racecraft", name="rc2", players=PEOPLE, gm_address=GM, seed=6,
+                deadline="24h", options={"turns": "3"},
+            )  # fmt: skip
+            game = session.scalars(select(Game).where(Game.name == "rc2")).one()
+            anna = next(s for s in game.seats if s.name == "anna")
+            robot = robot_player(session, datetime(2026, 1, 5, tzinfo=UTC))
+            for holder, successor in ((anna.player_id, robot.id), (robot.id, anna.player_id)):
+                session.add(
+                    SeatChange(
+                        seat_id=anna.id, game_id=game.id, player_id=holder, successor_id=successor, turn=1,
+                        at=datetime(2026, 1, 5, tzinfo=UTC), why=ChangeWhy.ROBOT,
+                    )
+                )  # fmt: skip
+        app.service.send()
+        for seat, use in (("kelly", 3), ("seb", 2), ("steve", 1), ("roger", 0), ("anna", 1)):
+            player_says(app, seat, f"USE {use}", game="rc2")
+        to_the_finish(app, "rc2")
+        finals = [m for m in mails(app, ADDRESS["roger"]) if "[rc2] Final result" in str(m["Subject"])]
+        text = " ".join(body_of(finals[0]).split())
+        assert "This race is not rated, so your Racecraft rating stays as it was" in text
+        assert "Your rating in Racecraft" not in text
+        kelly = [body_of(m) for m in mails(app, ADDRESS["kelly"]) if "[rc2] Final result" in str(m["Subject"])]
+        assert kelly and "not rated" not in kelly[0], "kelly never opted in: nothing said of ratings"
+    finally:
+        app.close()

@@ -8,6 +8,7 @@ next season and starts its first race with the drawn drivers."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,7 @@ from tests.bot.gm_helpers import (
     player_says,
     to_the_finish,
 )
+from tests.helpers import moving_clock
 
 TOP = tuple((s, f"{s}@example.org") for s in ("kelly", "seb", "steve", "roger", "anna"))
 LOW = tuple((s, f"{s}@example.org") for s in ("uma", "vic", "walt", "xia", "zed"))
@@ -123,6 +125,21 @@ def test_the_draw_waits_in_the_digest_and_by_mail_and_nothing_is_made_until_conf
         assert season_tiers.draw_of(session, "cup") is None, "made once: the new edition runs"
     sheet = [m for m in mails(tiers, "zed@example.org") if "[cup-2-t" in str(m["Subject"])]
     assert sheet and "This is race 1 of 1 of season cup-2-t" in body_of(sheet[0])
+
+
+def test_a_digest_with_only_a_draw_waiting_says_so_and_prints_no_empty_section(tiers: TestApp) -> None:
+    """A digest names what waits for the GM in its subject: with no game running or just
+    finished, "a draw to confirm", not "0 games"; a section with nothing in it is not printed."""
+    moving_clock(tiers).advance(timedelta(days=3))
+    assert digest.send_due_digests(tiers.shell, force=True) == 1
+    tiers.service.send()
+    (sent,) = [m for m in mails(tiers, GM) if "GM digest" in str(m["Subject"])]
+    subject = str(sent["Subject"])
+    assert subject.startswith("[GM digest] a draw to confirm, "), subject
+    assert "0 games" not in subject
+    text = body_of(sent)
+    assert "the draw for season 2" in text
+    assert "Your GM reply address per game" not in text
 
 
 def test_a_new_seasons_first_sheet_says_the_grid_is_the_draw_and_who_moved(tiers: TestApp) -> None:
@@ -451,8 +468,14 @@ def test_tiers_with_different_gms_each_confirm_by_mail_and_the_draw_is_made_when
         assert session.scalar(select(func.count()).select_from(Season)) == 2, "one tier confirmed: nothing made"
     gm_says(tiers, "SEASON b1 NEXT CONFIRM", game="b1", sender=GM2)
     assert "waiting for the GM of tier 1" in body_of(last(tiers, GM2)), "confirming twice changes nothing"
+    told = len(mails(tiers, GM2))
     gm_says(tiers, "SEASON a1 NEXT CONFIRM", game="a1")
     assert "season 2 is made" in body_of(last(tiers, GM))
+    # The GM who confirmed first is told the other GM's confirm made the season.
+    told_made = [m for m in mails(tiers, GM2)[told:] if "season 2 is made" in str(m["Subject"])]
+    assert len(told_made) == 1, [str(m["Subject"]) for m in mails(tiers, GM2)[told:]]
+    assert "The draw you confirmed is made" in body_of(told_made[0]) and "cup-2-t2-r1" in body_of(told_made[0])
+    assert not [m for m in mails(tiers, GM)[-3:] if "season 2 is made" in str(m["Subject"])], "not twice"
     with tiers.db.read() as session:
         made = {s.tier: s.gm_address for s in session.scalars(select(Season).where(Season.edition == 2))}
         assert made == {1: GM, 2: GM2}, "each tier keeps its GM"

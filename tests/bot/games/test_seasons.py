@@ -142,8 +142,8 @@ def test_season_new_by_gm_mail_makes_the_game_race_1_confirmed_and_audited(rc: T
         assert (season.drop_results, season.no_show_penalty) == (1, 4)
         assert [(r.round, r.game.name) for r in season.races] == [(1, "rc1")]
         row = session.scalars(select(GmAudit)).all()[-1]
-    assert row.via == "mail" and row.outcome.startswith("done: season winter (racecraft) created: 4 races")
-    assert "season winter (racecraft) created" in bodies(rc, GM)
+    assert row.via == "mail" and row.outcome.startswith("done: season winter (Racecraft) created: 4 races")
+    assert "season winter (Racecraft) created" in bodies(rc, GM), "the game's title, not its id"
 
 
 def test_season_add_by_gm_mail_takes_only_a_season_of_that_gm(rc: TestApp) -> None:

@@ -113,7 +113,7 @@ def test_the_views() -> None:
     assert rows[2 + 3][4 + 6] == "A" and rows[2 + 1][4 + 5] == "B"
     assert rows[2 + 3] == "  3 #S....A......#"
     assert public.map_legend[:2] == ("A = ann (red)", "B = bob (blue)")
-    assert public.summary == "ann leads"
+    assert public.summary == "ann leads.", "a sentence, with its full stop"
     assert public.circuit == resolution.state.circuit
     cars = {c.player: c for c in public.cars}
     assert cars["ann"].square == Square(6, 3) and cars["ann"].letter == "A" and cars["ann"].colour == "red"

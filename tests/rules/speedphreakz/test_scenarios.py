@@ -101,7 +101,7 @@ def test_three_cars_cross_the_line_in_one_round() -> None:
     assert resolution.state.finish_order == ("ann", "cat", "bob")
     assert GAME.standings(resolution.state) == (("ann",), ("cat",), ("bob",))
     view = GAME.view(resolution.state, resolution, Viewer.PUBLIC)
-    assert view.finished and view.summary == "ann wins the race"
+    assert view.finished and view.summary == "ann wins the race."
     assert [e.kind for e in resolution.events].count("finish") == 3
 
 
