@@ -198,6 +198,12 @@ def body_of(msg: EmailMessage, kind: str = "plain") -> str:
     return content
 
 
+def words_of(msg: EmailMessage, kind: str = "plain") -> str:
+    """`msg`'s body part of that kind with every run of white space one space: what a sentence of
+    it says, wherever the letter's filling to 78 columns broke its lines."""
+    return " ".join(body_of(msg, kind).split())
+
+
 _REPLIES = itertools.count(1)
 
 

@@ -33,7 +33,7 @@ from bot import dkim
 from bot.app import build_app
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_out.one_tap import mailto_link
-from bot.testing import FakeClock, body_of, plain_mail
+from bot.testing import FakeClock, plain_mail, words_of
 from tests.e2e.conftest import MailWorld, world_settings
 from tests.e2e.test_game_by_mail import cycle, read_inbox
 from tests.helpers import fresh_database
@@ -153,7 +153,7 @@ def test_a_subject_only_reply_is_applied_and_confirmed(signed_world: MailWorld) 
     )
     cycle(signed_world)
     confirmation = read_inbox(signed_world, kelly)[-1]
-    assert "[ERROR]" not in str(confirmation["Subject"]) and "USE 4" in body_of(confirmation)
+    assert "[ERROR]" not in str(confirmation["Subject"]) and "USE 4" in words_of(confirmation)
 
 
 def test_the_turn_sheets_calendar_invitation_is_the_deadline(signed_world: MailWorld) -> None:
@@ -191,7 +191,7 @@ def test_ping_is_answered_at_the_registered_address(signed_world: MailWorld) -> 
     cycle(signed_world)
     answer = read_inbox(signed_world, seb)[-1]
     assert "PING: your mail was accepted" in str(answer["Subject"])
-    assert "seb in rc1" in body_of(answer) and "signed reply address" in body_of(answer)
+    assert "seb in rc1" in words_of(answer) and "signed reply address" in words_of(answer)
     assert read_inbox(signed_world, other) == []
 
 

@@ -28,9 +28,9 @@ from rules import find_game
 from rules.api import robot_rng
 from tests.e2e.rig import Rig, text_of
 
-COMMITMENT = re.compile(r"the SHA-256 of their secret is\s+([0-9a-f]{64})")
+COMMITMENT = re.compile(r"the\s+SHA-256\s+of\s+their\s+secret\s+is\s+([0-9a-f]{64})")
 SECRET = re.compile(r"^  secret +([0-9a-f]{64})\r?$", re.M)
-RECEIPT = re.compile(r"Receipt of these orders for .+?: ([0-9a-f]{20})\.")
+RECEIPT = re.compile(r"Receipt\s+of\s+these\s+orders\s+for\s.+?:\s+([0-9a-f]{20})\.", re.S)
 
 
 def _to(rig: Rig, address: str, since: int) -> list[EmailMessage]:
