@@ -10,7 +10,7 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from bot.models import GmAttention, InboundMessage
-from bot.testing import TestApp, plain_mail
+from bot.testing import TestApp, plain_mail, words_of
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, BOT, GM, body_of, cycle, gm_says, last, mails, player_says
 
@@ -49,7 +49,7 @@ def test_a_farewell_beside_resign_reaches_the_gm(rc: TestApp) -> None:
     player_says(rc, "kelly", "RESIGN rc1\nSorry all, it was fun.\nThanks!")
     new = mails(rc, GM)[before:]
     assert [str(m["Subject"]) for m in new] == ["[rc1] kelly resigned from rc1"], [str(m["Subject"]) for m in new]
-    told = " ".join(body_of(new[0]).split())
+    told = words_of(new[0])
     assert "resigned: kelly is out of rc1" in told and "> Sorry all, it was fun." in told, told
     with rc.db.read() as session:
         notes = list(session.scalars(select(GmAttention.text)))
@@ -64,10 +64,10 @@ def test_a_farewell_reaches_the_other_players_where_the_games_press_is_on(rc: Te
     GM's one mail about the resignation says whether it was passed on."""
     before = len(mails(rc, GM))
     player_says(rc, "seb", "RESIGN rc1\nIt was fun, thanks all. Bye!")
-    kelly = " ".join(body_of(last(rc, ADDRESS["kelly"])).split())
+    kelly = words_of(last(rc, ADDRESS["kelly"]))
     assert "seb left these words for everyone: > It was fun, thanks all. Bye!" in kelly, kelly
     (to_gm,) = mails(rc, GM)[before:]
-    assert "The other players were told them with the resignation" in " ".join(body_of(to_gm).split())
+    assert "The other players were told them with the resignation" in words_of(to_gm)
     long_farewell = "\n".join(f"Line {n}\x07 of my goodbye, with a bell " + "x" * 300 for n in range(20))
     player_says(rc, "roger", "RESIGN rc1\nDear all, I have to stop here.\n" + long_farewell)
     quoted = [line for line in body_of(last(rc, ADDRESS["kelly"])).splitlines() if line.lstrip().startswith(">")]
@@ -85,7 +85,7 @@ def test_a_farewell_reaches_the_other_players_where_the_games_press_is_on(rc: Te
     kelly = body_of(last(rc, ADDRESS["kelly"]))
     assert "steve has given up the seat" in " ".join(kelly.split()) and "So long" not in kelly, kelly
     (to_gm,) = mails(rc, GM)[before:]
-    told = " ".join(body_of(to_gm).split())
+    told = words_of(to_gm)
     assert "> So long, everyone." in told and "not passed on to the other players" in told, told
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from bot.mail_in.auth import signed_address
 from bot.store import find_game_row
-from bot.testing import TestApp, body_of, plain_mail
+from bot.testing import TestApp, body_of, plain_mail, words_of
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, BOT, last, mails, player_says, stranger_says
 from tests.helpers import fake_inbox
@@ -40,7 +40,7 @@ def test_history_lists_the_turns_and_gives_one_turns_report(rc: TestApp) -> None
 def test_history_is_for_the_players_of_the_game(rc: TestApp) -> None:
     """A stranger's HISTORY is a command for players: not done; the stranger gets the stranger's notice."""
     stranger_says(rc, "someone@else.example", "HISTORY rc1")
-    assert "not in any game running here" in " ".join(body_of(last(rc, "someone@else.example")).split())
+    assert "not in any game running here" in words_of(last(rc, "someone@else.example"))
 
 
 def test_resend_mails_the_open_sheet_to_the_registered_address_only(rc: TestApp) -> None:
@@ -80,7 +80,7 @@ def test_clear_takes_the_orders_back_and_the_default_is_used(rc: TestApp) -> Non
     player_says(rc, "kelly", "CLEAR")
     answer = last(rc, ADDRESS["kelly"])
     assert str(answer["Subject"]) == "[rc1] Orders cleared" and "[ERROR]" not in str(answer["Subject"])
-    assert "If no new orders arrive by" in " ".join(body_of(answer).split()) and "> USE" in body_of(answer)
+    assert "If no new orders arrive by" in words_of(answer) and "> USE" in body_of(answer)
     player_says(rc, "kelly", "ORDERS")
     assert "Nothing is on file for you for Turn 1" in body_of(last(rc, ADDRESS["kelly"]))
     player_says(rc, "kelly", "STATUS")
@@ -143,6 +143,6 @@ def test_wait_in_a_game_without_early_resolution_holds_nothing(rc: TestApp) -> N
 def test_clear_wait_and_nowait_are_for_the_seats_players(rc: TestApp) -> None:
     """A stranger's CLEAR is refused (a player command); the GM is told to use ORDER/PLOT."""
     stranger_says(rc, "someone@else.example", "CLEAR rc1")
-    assert "not in any game running here" in " ".join(body_of(last(rc, "someone@else.example")).split())
+    assert "not in any game running here" in words_of(last(rc, "someone@else.example"))
     gm_helpers.gm_says(rc, "WAIT rc1")
     assert "WAIT is for players" in gm_helpers.bodies(rc, gm_helpers.GM)

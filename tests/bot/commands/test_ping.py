@@ -13,7 +13,7 @@ import pytest
 from bot.games.turns import create_game
 from bot.mail_in.auth import signed_address
 from bot.settings import AuthSettings
-from bot.testing import TestApp, body_of, plain_mail
+from bot.testing import TestApp, body_of, plain_mail, words_of
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, BOT, GM, RACERS, cycle, mails
 from tests.helpers import fake_inbox
@@ -59,7 +59,7 @@ def ping(app: TestApp, sender: str, to: str = BOT, text: str = "PING", **headers
 
 def answer(app: TestApp, address: str) -> tuple[str, str]:
     msg = mails(app, address)[-1]
-    return str(msg["Subject"]), " ".join(body_of(msg).split())  # its words, wrapping aside
+    return str(msg["Subject"]), words_of(msg)  # its words, wrapping aside
 
 
 def password_of(app: TestApp, seat: str) -> str:

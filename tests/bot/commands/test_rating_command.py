@@ -4,7 +4,7 @@ off until they ask, confirmed in the answer."""
 from __future__ import annotations
 
 from bot.models import Player
-from bot.testing import TestApp, body_of
+from bot.testing import TestApp, body_of, words_of
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, mails, player_says
 
@@ -21,7 +21,7 @@ def test_rating_is_off_until_asked_and_rating_on_and_off_are_confirmed(rc: TestA
     player_says(rc, "roger", "RATING ON")
     answer = mails(rc, ADDRESS["roger"])[-1]
     assert "Rating on" in str(answer["Subject"])
-    assert "once you have finished 3 rated races" in " ".join(body_of(answer).split())
+    assert "once you have finished 3 rated races" in words_of(answer)
     assert rating_of(rc, "roger") is True
     assert rating_of(rc, "kelly") is False, "one player's preference alone"
     player_says(rc, "roger", "rating on")
@@ -60,13 +60,11 @@ def test_rating_alone_from_the_plain_address_of_a_person_in_no_game_is_answered_
     assert "You have no rating yet" in text and "Your rating is off" in text
     gm_helpers.stranger_says(rc, "nina@example.org", "RATING ON")
     answer = mails(rc, "nina@example.org")[-1]
-    assert "reply to any mail the bot sent you" in " ".join(body_of(answer).split())
+    assert "reply to any mail the bot sent you" in words_of(answer)
     with rc.db.read() as session:
         assert session.query(Player).filter_by(address="nina@example.org").one().rating is False
     gm_helpers.stranger_says(rc, "nobody@example.org", "RATING")
-    assert "not in any game running here" in " ".join(body_of(mails(rc, "nobody@example.org")[-1]).split()), (
-        "a stranger: as before"
-    )
+    assert "not in any game running here" in words_of(mails(rc, "nobody@example.org")[-1]), "a stranger: as before"
 
 
 def test_a_rating_not_shown_yet_says_how_many_rated_races_until_it_is() -> None:

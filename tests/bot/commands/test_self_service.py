@@ -22,7 +22,7 @@ from bot.mail_in import tokens
 from bot.mail_in.auth import signed_address
 from bot.models import InboundMessage, Observer, Player, PressMode, Seat
 from bot.store import find_game_row
-from bot.testing import TestApp, plain_mail, reply_to
+from bot.testing import TestApp, plain_mail, reply_to, words_of
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import (
     ADDRESS,
@@ -268,7 +268,7 @@ def test_press_refusals_say_why(site: TestApp) -> None:
     """No press in a game whose GM allows none; an unknown seat is answered with the seats;
     a PRESS with no message is refused; a stranger cannot send press."""
     player_says(site, "seb", "PRESS rc1 nobody\nhello")
-    assert "kelly, steve, roger, anna" in " ".join(body_of(last(site, ADDRESS["seb"])).split())
+    assert "kelly, steve, roger, anna" in words_of(last(site, ADDRESS["seb"]))
     player_says(site, "seb", "PRESS rc1 ALL")
     assert "Press without a message" in str(last(site, ADDRESS["seb"])["Subject"])
     set_press(site, PressMode.NONE)
@@ -276,7 +276,7 @@ def test_press_refusals_say_why(site: TestApp) -> None:
     assert "No press in rc1" in str(last(site, ADDRESS["seb"])["Subject"])
     assert not [m for m in mails(site, ADDRESS["kelly"]) if "Press from" in str(m["Subject"])]
     stranger_says(site, KIM, "PRESS rc1 ALL\nbuy cheap watches")  # the stranger's notice, nothing passed on
-    assert "your address is not in any game running here" in " ".join(body_of(last(site, KIM)).split())
+    assert "your address is not in any game running here" in words_of(last(site, KIM))
     assert "watches" not in body_of(last(site, KIM))
     assert not [m for m in mails(site, ADDRESS["kelly"]) if "Press from" in str(m["Subject"])]
     stranger_says(site, "lee@else.example", "LIST\nPRESS rc1 ALL\nbuy cheap watches")
@@ -297,7 +297,7 @@ def test_timezone_is_checked_and_later_mail_uses_it(site: TestApp) -> None:
     assert "Wed 7 Jan 2026 10:00 CET" in body_of(last(site, ADDRESS["kelly"]))
     player_says(site, "kelly", "TIMEZONE Europe/Pariss")
     refusal = last(site, ADDRESS["kelly"])
-    assert "[ERROR]" in str(refusal["Subject"]) and "Did you mean Europe/Paris?" in " ".join(body_of(refusal).split())
+    assert "[ERROR]" in str(refusal["Subject"]) and "Did you mean Europe/Paris?" in words_of(refusal)
     with site.db.read() as session:
         assert session.scalar(select(Player.timezone).where(Player.address == ADDRESS["kelly"])) == "Europe/Paris"
 
@@ -308,7 +308,7 @@ def test_timezone_names_no_deadline_for_a_paused_game(site: TestApp) -> None:
     never the deadline it had before the pause."""
     gm_helpers.gm_says(site, "PAUSE rc1", game="rc1")
     player_says(site, "kelly", "TIMEZONE europe/paris")
-    answer = " ".join(body_of(last(site, ADDRESS["kelly"])).split())
+    answer = words_of(last(site, ADDRESS["kelly"]))
     assert "So rc1 is paused (no deadline runs until the GM resumes it)." in answer, answer
     assert "due Wed 7 Jan 2026" not in answer
 
@@ -332,7 +332,7 @@ def test_address_moves_only_once_confirmed_from_the_new_address_and_the_old_one_
     assert game_row(site).seats[0].player.address == ADDRESS["kelly"]
     fake_inbox(site).deliver(reply_to(ask, "yes, that is me", sender=new))
     cycle(site)
-    assert "The move is made at Tue 6 Jan 2026 09:00" in " ".join(body_of(last(site, new)).split())
+    assert "The move is made at Tue 6 Jan 2026 09:00" in words_of(last(site, new))
     assert game_row(site).seats[0].player.address == ADDRESS["kelly"]  # the hold is not over
     moving_clock(site).advance(hours=24)
     cycle(site)
@@ -429,7 +429,7 @@ def test_a_command_naming_no_game_says_which_games_it_could_be(gapp: TestApp) ->
     fake_inbox(gapp).deliver(plain_mail("multi@example.org", BOT, "orders", f"PASSWORD {password}\nRESIGN\nUSE 3"))
     cycle(gapp)
     answer = last(gapp, "multi@example.org")  # one answer, in sections
-    text = " ".join(body_of(answer).split())
+    text = words_of(answer)
     assert "[ERROR] Answers to your mail" in str(answer["Subject"])
     assert "your games: rc1, rc2" in text  # RESIGN without its game
     assert "--- Which game? ---" in text and "cannot tell which one this mail is for: rc1, rc2" in text  # USE 3
@@ -530,7 +530,7 @@ def test_a_speed_circuit_plot_whose_path_line_was_refused_says_so(gapp: TestApp)
     # The PATH sent again alone completes the plot on file (tests/bot/intake/test_part_only.py):
     # SPEED 40 stands beside it.
     player_says(gapp, "p0", "PATH A A", game="g1", address="p0@example.org")
-    again = " ".join(body_of(last(gapp, "p0@example.org")).split())
+    again = words_of(last(gapp, "p0@example.org"))
     assert "Added to the set you had on file, which stands: > SPEED 40" in again, again
 
 
@@ -544,7 +544,7 @@ def test_a_line_refused_as_given_twice_leaves_the_first_standing_not_the_default
         moving_clock(gapp).advance(timedelta(hours=49))
         cycle(gapp)
     player_says(gapp, "p0", "SPEED 40\nSKILL ALL\nSKILL NONE", game="g1", address="p0@example.org")
-    body = " ".join(body_of(last(gapp, "p0@example.org")).split())
+    body = words_of(last(gapp, "p0@example.org"))
     assert "the default stands for that" not in body, body
     assert "That is a complete set without line 3 (SKILL): the SKILL of your set stands." in body, body
     assert "> SKILL ACCEL TOP START BRAKES CHANCE PASS CRASH" in body
@@ -607,7 +607,7 @@ def test_a_speedphreakz_confirmation_says_the_program_cost_against_control(gapp:
     is not on the map yet): F3 F2 F1 costs 75, 120, 140."""
     _game(gapp, "speedphreakz", 2)
     player_says(gapp, "p0", "START FREE FACING E\nROUND 1: F3 F2 F1\nROUND 2: F1", game="g1", address="p0@example.org")
-    said = " ".join(body_of(last(gapp, "p0@example.org")).split())
+    said = words_of(last(gapp, "p0@example.org"))
     assert (
         "What they will cost: Round 1 program cost 140 before terrain and what is carried over; "
         "control this round is 101-200, so you may lose control from action 2."
@@ -625,7 +625,7 @@ def test_a_locked_round_refused_claims_no_default_for_it(gapp: TestApp) -> None:
     player_says(gapp, "p0", "START 1,5 FACING N\nROUND 1: F1\nROUND 2: F1", game="g1", address="p0@example.org")
     player_says(gapp, "p1", "START 2,5 FACING N\nROUND 1: F1\nROUND 2: F1", game="g1", address="p1@example.org")
     player_says(gapp, "p0", "ROUND 2: F2\nROUND 3: F1", game="g1", address="p0@example.org")
-    body = " ".join(body_of(last(gapp, "p0@example.org")).split())
+    body = words_of(last(gapp, "p0@example.org"))
     assert "locked" in body, body
     assert "the default stands for that" not in body, body
     assert "That is a complete set without line 1 (ROUND): the orders below count without it." in body, body
@@ -637,7 +637,7 @@ def test_a_speedphreakz_sheet_says_the_round_its_orders_are_for(gapp: TestApp) -
     _game(gapp, "speedphreakz", 2)
     player_says(gapp, "p0", "START 1,5 FACING N\nROUND 1: F1\nROUND 2: F1", game="g1", address="p0@example.org")
     player_says(gapp, "p1", "START 2,5 FACING N\nROUND 1: F1\nROUND 2: F1", game="g1", address="p1@example.org")
-    body = " ".join(body_of(last(gapp, "p0@example.org")).split())
+    body = words_of(last(gapp, "p0@example.org"))
     assert "Now send: ROUND 3." in body, body
     assert "Your orders for Round 3 are due by" in body, body
     assert "Your orders for Round 2" not in body, body

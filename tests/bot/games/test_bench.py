@@ -24,7 +24,7 @@ from bot.games import bench, reliability
 from bot.gm import digest
 from bot.models import ChangeWhy, OfferStatus, Player, Seat, SeatChange, SeatOffer
 from bot.store import find_game_row
-from bot.testing import TestApp, reply_to
+from bot.testing import TestApp, reply_to, words_of
 from rules.reliability import Reliability
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, GM, audit, body_of, cycle, gm_says, last, mails, player_says, stranger_says
@@ -87,7 +87,7 @@ def test_a_stranger_is_on_the_bench_only_once_the_code_comes_back(gapp: TestApp)
     stranger_says(gapp, SUB1, "SUBSTITUTE ON racecraft")
     with gapp.db.read() as session:
         assert session.scalar(select(Player).where(Player.address == SUB1)) is None  # nothing yet
-    assert "Nothing is done until this address confirms it" in " ".join(body_of(last(gapp, SUB1)).split())
+    assert "Nothing is done until this address confirms it" in words_of(last(gapp, SUB1))
     on_bench(gapp, SUB2)
     stranger_says(gapp, SUB2, "SUBSTITUTE OFF racecraft")
     assert "You are off the substitutes bench of Racecraft" in body_of(last(gapp, SUB2))
@@ -115,7 +115,7 @@ def test_a_player_is_on_the_bench_at_once_and_an_unknown_kind_is_refused(rc: Tes
     player_says(rc, "kelly", "SUBSTITUTE ON chess")
     assert "kinds of game the bot runs" in body_of(last(rc, ADDRESS["kelly"]))
     player_says(rc, "kelly", "RECORD")
-    assert "You are on the substitutes bench of: speed_circuit" in " ".join(body_of(last(rc, ADDRESS["kelly"])).split())
+    assert "You are on the substitutes bench of: speed_circuit" in words_of(last(rc, ADDRESS["kelly"]))
 
 
 def test_a_seat_at_the_nmr_limit_goes_to_a_robot_and_is_offered_to_the_bench(rc: TestApp) -> None:
@@ -426,14 +426,14 @@ def test_in_a_season_the_leaver_the_bench_and_the_taker_are_told_the_seat_goes_o
     with rc.db.transaction() as session:
         seasons.create_season(rc.shell, session, seasons.SeasonSettings("spring", "racecraft", GM, games=("rc1",)))
     player_says(rc, "roger", "RESIGN rc1")
-    leaver = " ".join(body_of(last(rc, ADDRESS["roger"])).split())
+    leaver = words_of(last(rc, ADDRESS["roger"]))
     assert "rc1 is race 1 of 3 of season spring: you leave the season with it" in leaver
     assert "your results so far stay in its table" in leaver
-    offer = " ".join(body_of(offers_to(rc, SUB1)[0]).split())
+    offer = words_of(offers_to(rc, SUB1)[0])
     assert "rc1 is race 1 of 3 of season spring: whoever takes the seat drives it in the season's next races" in offer
     fake_inbox(rc).deliver(reply_to(offers_to(rc, SUB1)[0], "mine", sender=SUB1))
     cycle(rc)
-    (sheet,) = [" ".join(body_of(m).split()) for m in mails(rc, SUB1) if "You take over seat" in body_of(m)]
+    (sheet,) = [words_of(m) for m in mails(rc, SUB1) if "You take over seat" in body_of(m)]
     assert "the seat goes on with you in its next races" in sheet
     player_says(rc, "steve", "RESIGN rc1")  # nobody left on the bench who may: dropped
     assert "season spring" in body_of(last(rc, ADDRESS["steve"]))
@@ -451,7 +451,5 @@ def test_in_a_season_a_seat_the_gm_hands_over_tells_its_taker_it_goes_on(rc: Tes
     with rc.db.transaction() as session:
         seasons.create_season(rc.shell, session, seasons.SeasonSettings("spring", "racecraft", GM, games=("rc1",)))
     gm_says(rc, "REPLACE rc1 kelly kim@example.org Kim")
-    (sheet,) = [
-        " ".join(body_of(m).split()) for m in mails(rc, "kim@example.org") if "You take over seat" in body_of(m)
-    ]
+    (sheet,) = [words_of(m) for m in mails(rc, "kim@example.org") if "You take over seat" in body_of(m)]
     assert "rc1 is race 1 of 3 of season spring: the seat goes on with you in its next races" in sheet

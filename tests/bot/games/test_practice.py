@@ -17,7 +17,7 @@ from bot.games import practice
 from bot.intake.limits import STRANGER_REPLIES_PER_DAY
 from bot.models import Game, GameStatus, Outbox
 from bot.store import find_game_row
-from bot.testing import FakeClock, TestApp, reply_to
+from bot.testing import FakeClock, TestApp, reply_to, words_of
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import BOT, body_of, cycle, last, mails, stranger_says
 
@@ -394,8 +394,8 @@ def test_a_practice_turn_waits_for_its_pace_and_the_confirmation_says_until_when
     cycle(gapp)
     confirmation = last(gapp, PAT)
     assert "Orders received" in str(confirmation["Subject"])
-    assert "minutes after it opened at the soonest" in " ".join(body_of(confirmation).split())
-    assert "at the soonest, Mon 5 Jan 2026 09:03 GMT." in " ".join(body_of(confirmation).split())
+    assert "minutes after it opened at the soonest" in words_of(confirmation)
+    assert "at the soonest, Mon 5 Jan 2026 09:03 GMT." in words_of(confirmation)
     assert isinstance(gapp.clock, FakeClock)
     gapp.clock.advance(timedelta(minutes=gapp.settings.practice.turn_minutes) - timedelta(seconds=1))
     cycle(gapp)
@@ -413,7 +413,7 @@ def test_practice_easy_races_against_easy_robots(gapp: TestApp) -> None:
     stranger_says(gapp, PAT, "PRACTICE racecraft easy")
     sheet = _confirm(gapp)
     assert {s.robot_level for s in _game(gapp).seats if s.robot} == {"easy"}
-    assert "against 4 easy robot drivers" in " ".join(body_of(sheet).split())
+    assert "against 4 easy robot drivers" in words_of(sheet)
     gapp.inbox.deliver(reply_to(sheet, "PRACTICE speedphreakz EASY", sender=PAT))
     cycle(gapp)
     assert {s.robot_level for s in _game(gapp, "practice2").seats if s.robot} == {"easy"}
@@ -447,7 +447,7 @@ def test_wait_and_nowait_are_refused_in_a_practice_race(gapp: TestApp) -> None:
         gapp.inbox.deliver(reply_to(sheet, verb, sender=PAT, quote=False))
         cycle(gapp)
         answer = last(gapp, PAT)
-        text = " ".join(body_of(answer).split())
+        text = words_of(answer)
         assert "[ERROR]" in str(answer["Subject"]), str(answer["Subject"])
         assert f"{verb} is refused" in text and "no deadline" in text, text
     gapp.inbox.deliver(reply_to(sheet, "WAIT\nUSE 2", sender=PAT, quote=False))
@@ -463,7 +463,7 @@ def test_a_strangers_practice_inside_a_greeting_line_is_read(gapp: TestApp) -> N
     stranger_says(gapp, PAT, "Hi! PRACTICE racecraft please")
     answer = last(gapp, PAT)
     assert "[confirm practice." in str(answer["Subject"]), str(answer["Subject"])
-    assert "practice race of Racecraft" in " ".join(body_of(answer).split())
+    assert "practice race of Racecraft" in words_of(answer)
 
 
 def test_a_practice_confirmation_never_says_the_turn_may_resolve_before_its_soonest_time(gapp: TestApp) -> None:
@@ -475,7 +475,7 @@ def test_a_practice_confirmation_never_says_the_turn_may_resolve_before_its_soon
     sheet = _confirm(gapp)
     gapp.inbox.deliver(reply_to(sheet, "USE 2", sender=PAT, quote=False))
     cycle(gapp)
-    body = " ".join(body_of(last(gapp, PAT)).split())
+    body = words_of(last(gapp, PAT))
     assert "at the soonest, Mon 5 Jan 2026 09:03 GMT." in body, body
     assert "which may be before then" not in body, body
 
@@ -487,7 +487,7 @@ def test_a_practice_status_says_when_the_turn_resolves_at_the_soonest(gapp: Test
     sheet = _confirm(gapp)
     gapp.inbox.deliver(reply_to(sheet, "USE 2\nSTATUS", sender=PAT, quote=False))
     cycle(gapp)
-    body = " ".join(body_of(last(gapp, PAT)).split())
+    body = words_of(last(gapp, PAT))
     assert (
         "A practice race has no GM and no deadline: the turn resolves as soon as your orders are in, "
         "3 minutes after it opened at the soonest, Mon 5 Jan 2026 09:03 GMT."
@@ -501,7 +501,7 @@ def test_a_practice_ping_says_no_gm_and_no_deadline(gapp: TestApp) -> None:
     sheet = _confirm(gapp)
     gapp.inbox.deliver(reply_to(sheet, "PING", sender=PAT, quote=False))
     cycle(gapp)
-    body = " ".join(body_of(last(gapp, PAT)).split())
+    body = words_of(last(gapp, PAT))
     assert "GM call" not in body, body
     assert "a practice race: it has no GM and no deadline, and the turn resolves as soon as your orders are in" in body
 
@@ -515,7 +515,7 @@ def test_the_closing_of_a_practice_race_names_the_command_for_a_new_one(gapp: Te
     assert isinstance(gapp.clock, FakeClock)
     gapp.clock.advance(timedelta(days=gapp.settings.practice.idle_days + 1))
     cycle(gapp)
-    body = " ".join(body_of(last(gapp, PAT)).split())
+    body = words_of(last(gapp, PAT))
     assert "is closed" in body and "PRACTICE racecraft" in body, body
     assert "<game>" not in body, body
 
@@ -529,7 +529,7 @@ def test_the_closing_of_a_practice_race_names_its_game_as_players_write_it(gapp:
     assert isinstance(gapp.clock, FakeClock)
     gapp.clock.advance(timedelta(days=gapp.settings.practice.idle_days + 1))
     cycle(gapp)
-    body = " ".join(body_of(last(gapp, PAT)).split())
+    body = words_of(last(gapp, PAT))
     assert "is closed" in body and "Send PRACTICE speed-circuit for a new one" in body, body
 
 

@@ -11,7 +11,7 @@ from bot.games.ratings import ratings_of
 from bot.games.turns import PlayerSpec, create_game
 from bot.models import Player
 from bot.settings import RatingSettings
-from bot.testing import TestApp, body_of
+from bot.testing import TestApp, body_of, words_of
 from tests.bot.gm_helpers import ADDRESS, GM, RACERS, mails, new_app, player_says, to_the_finish
 
 PEOPLE = [PlayerSpec(s.seat, s.address, s.name, "UTC") for s in RACERS]
@@ -36,7 +36,7 @@ def race(app: TestApp, name: str, seed: int, *, robots: tuple[str, ...] = (), ro
     finals = [m for m in mails(app, ADDRESS["roger"]) if f"[{name}] Final result" in str(m["Subject"])]
     assert len(finals) == 1
     html = finals[0].get_body(("html",))
-    text = " ".join(body_of(finals[0]).split())  # words, whatever the wrapping
+    text = words_of(finals[0])  # words, whatever the wrapping
     assert html is not None  # the HTML part says what the text says
     assert ("Your rating in Racecraft" in html.get_content()) == ("Your rating in Racecraft" in text)
     return text
@@ -97,7 +97,7 @@ def test_a_race_a_robot_drove_a_seat_of_for_a_while_says_it_is_not_rated(tmp_pat
             player_says(app, seat, f"USE {use}", game="rc2")
         to_the_finish(app, "rc2")
         finals = [m for m in mails(app, ADDRESS["roger"]) if "[rc2] Final result" in str(m["Subject"])]
-        text = " ".join(body_of(finals[0]).split())
+        text = words_of(finals[0])
         assert "This race is not rated, so your Racecraft rating stays as it was" in text
         assert "Your rating in Racecraft" not in text
         kelly = [body_of(m) for m in mails(app, ADDRESS["kelly"]) if "[rc2] Final result" in str(m["Subject"])]

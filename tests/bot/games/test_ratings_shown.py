@@ -15,7 +15,7 @@ from bot.cli import main
 from bot.games.ratings import current, ratings_of
 from bot.models import Player, RatingKind, StoredRating
 from bot.settings import BotSettings, RatingSettings
-from bot.testing import TestApp, body_of
+from bot.testing import TestApp, body_of, words_of
 from tests.bot.games.test_ratings_results import race
 from tests.bot.gm_helpers import ADDRESS, BOT, mails, new_app, player_says
 from tests.helpers import init_site
@@ -63,7 +63,7 @@ def test_the_ratings_page_lists_only_those_who_asked_once_shown_and_rating_off_t
         # docs/championships.md: "Only in the final result, never before".
         results = [m for m in mails(app, ADDRESS["roger"]) if str(m["Subject"]).startswith("[rc2]")]
         finals = [m for m in results if "Final result" in str(m["Subject"])]
-        assert len(finals) == 1 and "Your rating in Racecraft" in " ".join(body_of(finals[0]).split())
+        assert len(finals) == 1 and "Your rating in Racecraft" in words_of(finals[0])
         assert len(results) > 2 and all("Your rating" not in body_of(m) for m in results if m not in finals)
         with app.db.transaction() as session:  # as after an upgrade: nothing stored yet
             session.execute(delete(RatingKind))
@@ -88,7 +88,7 @@ def test_rating_alone_answers_the_persons_own_ratings_to_their_own_address(tmp_p
         player_says(app, "roger", "rating", game="rc2")
         answer = mails(app, ADDRESS["roger"])[-1]
         assert str(answer["Subject"]).endswith("Your ratings")
-        text = " ".join(body_of(answer).split())
+        text = words_of(answer)
         assert f"Racecraft: {mine.shown} after 2 rated races." in text and "Your rating is on" in text
         assert PAGE in text
         assert all(len(mails(app, a)) == before[a] for a in ADDRESS.values() if a != ADDRESS["roger"])
@@ -98,7 +98,7 @@ def test_rating_alone_answers_the_persons_own_ratings_to_their_own_address(tmp_p
         assert str(mails(app, ADDRESS["roger"])[-1]["Subject"]).endswith("Your ratings")
         # Kelly never opted in: her own ratings, said to be seen by her alone.
         player_says(app, "kelly", "RATING", game="rc2")
-        kelly = " ".join(body_of(mails(app, ADDRESS["kelly"])[-1]).split())
+        kelly = words_of(mails(app, ADDRESS["kelly"])[-1])
         assert "Racecraft: " in kelly and "Your rating is off: only this answer shows it" in kelly
     finally:
         app.close()

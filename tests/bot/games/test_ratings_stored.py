@@ -19,7 +19,7 @@ from bot.games.turns import PlayerSpec, create_game
 from bot.models import Game, GameStatus, Player, RatingKind, Seat, StoredRating
 from bot.ratings import Rating, rate
 from bot.settings import RatingSettings
-from bot.testing import body_of
+from bot.testing import body_of, words_of
 from rules import find_game
 from rules.api import GameState
 from rules.season import Finish, Outcome, RaceResult
@@ -248,6 +248,6 @@ def test_a_race_a_robot_drove_a_seat_of_for_a_while_is_never_rated(tmp_path: Pat
         with app.db.read() as session:
             assert len(ratings.rated_ids(session, "racecraft")) == 1
         finals = [m for m in mails(app, ADDRESS["roger"]) if "[rc2] Final result" in str(m["Subject"])]
-        assert "Your rating in Racecraft" in " ".join(body_of(finals[0]).split())
+        assert "Your rating in Racecraft" in words_of(finals[0])
     finally:
         app.close()

@@ -18,7 +18,7 @@ from bot.games import season_tiers, seasons
 from bot.games.turns import PlayerSpec, create_game
 from bot.gm import digest
 from bot.models import Game, GmAudit, Player, Season, SeasonDraw, SeriesEntry, Substitute
-from bot.testing import TestApp, body_of, reply_to
+from bot.testing import TestApp, body_of, reply_to, words_of
 from tests.bot.gm_helpers import (
     GM,
     bodies,
@@ -102,7 +102,7 @@ def test_the_draw_waits_in_the_digest_and_by_mail_and_nothing_is_made_until_conf
     # The GM has no game running, but the draw brings the digest.
     assert digest.send_due_digests(tiers.shell, force=True) == 1
     tiers.service.send()
-    text = [" ".join(body_of(m).split()) for m in mails(tiers, GM) if "GM digest" in str(m["Subject"])][-1]
+    text = [words_of(m) for m in mails(tiers, GM) if "GM digest" in str(m["Subject"])][-1]
     assert "the draw for season 2" in text and f"{low[0]} (up from tier 1)" not in text
     assert f"{low[0]} (up from tier 2)" in text and f"{top[4]} (down from tier 1)" in text
     assert "SEASON b1 NEXT CONFIRM" in text
@@ -153,11 +153,11 @@ def test_a_new_seasons_first_sheet_says_the_grid_is_the_draw_and_who_moved(tiers
     gm_says(tiers, "SEASON b1 NEXT CONFIRM", game="b1")
     address = {name: f"{name.lower()}@example.org" for name in (*top, *low)}
     up = [m for m in mails(tiers, address[low[0]]) if "[cup-2-t1-r1]" in str(m["Subject"])]
-    text = " ".join(body_of(up[0]).split())
+    text = words_of(up[0])
     assert "This is race 1 of 1 of season cup-2-t1: tier 1 of series cup's season 2." in text
     assert f"{low[0]} (up from tier 2)" in text and "drawn from the season's table" not in text
     down = [m for m in mails(tiers, address[top[4]]) if "[cup-2-t2-r1]" in str(m["Subject"])]
-    text = " ".join(body_of(down[0]).split())
+    text = words_of(down[0])
     assert "The grid is the draw from the last season's final tables" in text
     assert f"{top[4]} (down from tier 1), {low[1]}" in text
 
@@ -299,7 +299,7 @@ def test_a_correction_after_the_draw_is_shown_makes_it_stale_until_the_gm_draws_
         assert found is not None and found[0].stale, "resolved again: still the draw shown, still stale"
     assert digest.send_due_digests(tiers.shell, force=True) == 1
     tiers.service.send()
-    text = [" ".join(body_of(m).split()) for m in mails(tiers, GM) if "GM digest" in str(m["Subject"])][-1]
+    text = [words_of(m) for m in mails(tiers, GM) if "GM digest" in str(m["Subject"])][-1]
     assert "This draw is stale" in text and "SEASON b1 NEXT REDRAW" in text
     gm_says(tiers, "SEASON b1 NEXT CONFIRM", game="b1")
     assert "the draw shown for its next season is stale" in last_body(tiers)

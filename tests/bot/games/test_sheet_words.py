@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from bot.testing import TestApp
+from bot.testing import TestApp, words_of
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, START, body_of, cycle, gm_says, last, mails, player_says
 from tests.helpers import moving_clock
@@ -19,7 +19,7 @@ PLOTTED = "you get the GM's plot (the game's own default would be USE 5): > USE 
 
 def _text(app: TestApp, seat: str) -> str:
     """The last mail to `seat`, its words on one line (wrapping aside)."""
-    return " ".join(body_of(last(app, ADDRESS[seat])).split())
+    return words_of(last(app, ADDRESS[seat]))
 
 
 def _one_default(text: str) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from bot import outlook
 from bot.games.turns import rules_of
 from bot.store import find_game_row, seat_named, turn_submissions
-from bot.testing import body_of
+from bot.testing import body_of, words_of
 from tests.bot.gm_helpers import last, player_says
 from tests.bot.intake.test_refusal_words import _speed_circuit
 
@@ -26,7 +26,7 @@ def test_status_names_an_incomplete_set_to_its_player_only_and_the_turn_waits(tm
         assert "Incomplete" not in status and "a part is missing" not in status
         assert "Still to order: ann, bob, cat." in status and "Orders in from: nobody yet." in status
         player_says(app, "cat", "STATUS", game="sc1", address="cat@example.org")
-        own = " ".join(body_of(last(app, "cat@example.org")).split())
+        own = words_of(last(app, "cat@example.org"))
         assert "Yours is incomplete: a part is missing. The turn waits for it, or for the deadline." in own
         assert "Still to order: ann, bob." in own
         player_says(app, "bob", "TYRES OPTION", game="sc1", address="bob@example.org")

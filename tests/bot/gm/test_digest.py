@@ -15,7 +15,7 @@ from bot.gm import digest
 from bot.mail_out.mailer import SendStatus
 from bot.models import GameStatus, Quarantine
 from bot.store import find_game_row
-from bot.testing import FakeMailer, TestApp, plain_mail
+from bot.testing import FakeMailer, TestApp, plain_mail, words_of
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import (
     ADDRESS,
@@ -269,7 +269,7 @@ def test_a_reply_to_the_digest_commands_every_game_it_covers(world: TestApp) -> 
 def test_a_typo_in_a_gm_verb_in_a_longer_mail_gets_a_did_you_mean(rc: TestApp) -> None:
     """A typo'd GM verb in a longer mail gets its did-you-mean."""
     gm_says(rc, "PAUSE rc1\nEXTNED rc1 24h")
-    text = " ".join(body_of(mails(rc, GM)[-1]).split())
+    text = words_of(mails(rc, GM)[-1])
     assert "PAUSE done" in text and "EXTEND" in text and "did you mean" in text.lower()
 
 

@@ -13,7 +13,7 @@ from bot.mail_in.auth import signed_address
 from bot.models import GameStatus, OrderSubmission, Outbox, Seat, Turn
 from bot.ops.backup import replay_game
 from bot.store import find_game_row, open_turn, seat_named
-from bot.testing import TestApp
+from bot.testing import TestApp, words_of
 from rules import fair, find_game
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import (
@@ -142,10 +142,10 @@ def test_a_plot_not_allowed_this_turn_is_kept_for_the_turns_that_allow_it(rc: Te
     was refused, though a plot stands "while it is legal". It is kept; the GM and seb are told
     it is not allowed in turn 1 and what stands until then; it is used from turn 2."""
     gm_says(rc, "PLOT rc1 seb CRUISE")
-    answer = " ".join(body_of(last(rc, GM)).split())
+    answer = words_of(last(rc, GM))
     assert "[ERROR]" not in str(last(rc, GM)["Subject"]), answer
     assert "It is not allowed in Turn 1 of 5: start" in answer and "> USE 5" in answer, answer
-    told = " ".join(body_of(last(rc, ADDRESS["seb"])).split())
+    told = words_of(last(rc, ADDRESS["seb"]))
     assert "in the turns that allow it" in told and "It is not allowed in Turn 1 of 5: start" in told, told
     moving_clock(rc).advance(hours=49)
     cycle(rc)
@@ -182,7 +182,7 @@ def test_a_seat_given_the_gms_plot_is_named_as_such_not_as_defaulted(rc: TestApp
     "defaulted"; they name it under "the GM's plot", apart from the seats given the default."""
     gm_says(rc, "PLOT rc1 seb USE 3")
     gm_says(rc, "PREVIEW rc1")
-    preview = " ".join(body_of(last(rc, GM)).split())
+    preview = words_of(last(rc, GM))
     assert "Defaulted: anna, kelly, roger, steve. The GM's plot: seb." in preview, preview
     gm_says(rc, "PROCESS rc1")
     body = " ".join((body_of(mails(rc, GM)[-2]) + body_of(last(rc, GM))).split())
@@ -196,10 +196,10 @@ def test_the_results_name_a_seat_given_the_gms_plot_apart_from_the_defaulted(rc:
     gm_says(rc, "PLOT rc1 seb USE 3")
     gm_says(rc, "PROCESS rc1")
     results = [m for m in mails(rc, ADDRESS["kelly"]) if "Results of" in str(m["Subject"])]
-    body = " ".join(body_of(results[-1]).split())
+    body = words_of(results[-1])
     assert "Defaulted (no orders received): anna, kelly, roger, steve." in body, body
     assert "The GM's plot (no orders received): seb." in body, body
-    seb = " ".join(body_of([m for m in mails(rc, ADDRESS["seb"]) if "Results of" in str(m["Subject"])][-1]).split())
+    seb = words_of([m for m in mails(rc, ADDRESS["seb"]) if "Results of" in str(m["Subject"])][-1])
     assert "you were given the GM's plot" in seb and "Defaulted (no orders received): anna, kelly, roger, steve." in seb
 
 
@@ -256,9 +256,9 @@ def test_a_deadline_the_gm_sets_while_paused_is_the_one_resume_keeps(rc: TestApp
     gm_says(rc, "DEADLINE rc1 +2h\nRESUME rc1")
     assert game_row(rc).status == GameStatus.ACTIVE
     assert deadline_of(rc) == rc.clock.now() + timedelta(hours=2)
-    answer = " ".join(body_of(last(rc, GM)).split())
+    answer = words_of(last(rc, GM))
     assert answer.count("Mon 5 Jan 2026 12:00 GMT") == 2, answer  # DEADLINE's answer and RESUME's agree
-    told = " ".join(body_of(last(rc, ADDRESS["anna"])).split())
+    told = words_of(last(rc, ADDRESS["anna"]))
     assert "is now due Mon 5 Jan 2026 12:00 UTC" in told, told
     # Without such a choice the clock restarts from now, as before.
     gm_says(rc, "PAUSE rc1")
@@ -272,11 +272,11 @@ def test_an_extend_while_paused_tells_the_players_when_the_turn_is_due_once_resu
     by 12h." and "no deadline runs" -- extended to when, they could not tell."""
     gm_says(rc, "PAUSE rc1")
     gm_says(rc, "EXTEND rc1 12h")
-    told = " ".join(body_of(last(rc, ADDRESS["anna"])).split())
+    told = words_of(last(rc, ADDRESS["anna"]))
     assert "no deadline runs until the GM resumes the game" in told, told
     assert "When the GM resumes the game, Turn 1 of 5: start is due Wed 7 Jan 2026 21:00 UTC" in told, told
     gm_says(rc, "RESUME rc1")
-    assert "is now due Wed 7 Jan 2026 21:00 UTC" in " ".join(body_of(last(rc, ADDRESS["anna"])).split())
+    assert "is now due Wed 7 Jan 2026 21:00 UTC" in words_of(last(rc, ADDRESS["anna"]))
     # A PAUSE alone names no deadline for later: RESUME restarts the clock from then.
     gm_says(rc, "PAUSE rc1")
     assert "When the GM resumes" not in body_of(last(rc, ADDRESS["anna"]))
@@ -372,7 +372,7 @@ def test_replace_of_a_seat_out_of_the_race_says_why_it_cannot_be_handed_over(rc:
     over a seat before its player leaves."""
     player_says(rc, "seb", "RESIGN rc1")
     gm_says(rc, "REPLACE rc1 seb ROBOT")
-    answer = " ".join(body_of(last(rc, GM)).split())
+    answer = words_of(last(rc, GM))
     assert "Refused, nothing was changed" in answer, answer
     assert "seb's car left the race with the seat" in answer, answer
     assert "REPLACE hands over a seat still in the race" in answer, answer
@@ -651,7 +651,7 @@ def test_a_gm_typo_gets_a_did_you_mean_and_a_verb_without_its_game_says_which(rc
     """`EXTNED rc1 24h`, `PROCES rc1` and `EXTEND 24h` (no game) are answered with what
     they most likely meant and the syntax, not only "not understood"; nothing is done."""
     gm_says(rc, "EXTNED rc1 24h\nPROCES rc1\nEXTEND 24h")
-    body = " ".join(body_of(last(rc, GM)).split())
+    body = words_of(last(rc, GM))
     assert "did you mean EXTEND? (EXTEND <game> <duration> [FORCE], e.g. EXTEND rc1 24h)" in body
     assert "did you mean PROCESS?" in body
     assert "EXTEND names the game first" in body and "your games: rc1" in body
@@ -663,7 +663,7 @@ def test_a_deadline_under_an_hour_away_needs_force_by_mail_as_on_the_command_lin
     for --force under an hour": refused with the way to confirm it; with FORCE it is done."""
     before = turns(rc)[0].deadline
     gm_says(rc, "DEADLINE rc1 +2m")
-    body = " ".join(body_of(last(rc, GM)).split())
+    body = words_of(last(rc, GM))
     assert "less than an hour from now" in body and "DEADLINE rc1 +2m FORCE" in body
     assert turns(rc)[0].deadline == before
     gm_says(rc, "DEADLINE rc1 +2m FORCE")

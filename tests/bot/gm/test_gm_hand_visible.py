@@ -7,7 +7,7 @@ GM's plot goes with the player it was for."""
 from __future__ import annotations
 
 from bot.store import find_game_row, seat_named
-from bot.testing import TestApp, body_of
+from bot.testing import TestApp, body_of, words_of
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, GM, gm_says, last, mails, player_says
 
@@ -161,7 +161,7 @@ def test_results_say_when_the_player_sent_orders_after_the_gms(rc: TestApp) -> N
     player_says(rc, "kelly", "USE 1")
     gm_says(rc, "PROCESS rc1")
     results = next(m for m in reversed(mails(rc, ADDRESS["anna"])) if "Results of" in str(m["Subject"]))
-    text = " ".join(body_of(results).split())
+    text = words_of(results)
     assert "kelly, Mon 5 Jan 2026 09:00 UTC (by mail); the player sent orders of their own after it" in text, text
     assert (
         "seb, Mon 5 Jan 2026 09:00 UTC (by mail) " in text + " "
@@ -176,7 +176,7 @@ def test_the_gms_hand_is_told_at_the_time_in_the_readers_zone(rc: TestApp) -> No
     gm_says(rc, "ORDER rc1 seb USE 3")
     gm_says(rc, "PROCESS rc1")
     copy = next(m for m in reversed(mails(rc, GM)) if "The GM entered orders in" in body_of(m))
-    text = " ".join(body_of(copy).split())
+    text = words_of(copy)
     assert "seb, Mon 5 Jan 2026 09:00 GMT (by mail)" in text, text
     assert "Times are shown in Europe/London" in text and "UTC (by mail)" not in text, text
 
@@ -186,9 +186,9 @@ def test_replace_says_the_predecessors_orders_stand_only_where_there_are_some(rc
     seat whose holder sent orders for the open turn; a seat with none is not told of orders it
     does not have (its sheet says what it gets if nothing arrives)."""
     gm_says(rc, "REPLACE rc1 steve sam@example.org Sam")
-    quiet = " ".join(body_of(last(rc, "sam@example.org")).split())
+    quiet = words_of(last(rc, "sam@example.org"))
     assert "You take over seat steve in rc1 from" in quiet and "Orders your predecessor sent" not in quiet
     player_says(rc, "roger", "USE 2")
     gm_says(rc, "REPLACE rc1 roger rob@example.org Rob")
-    busy = " ".join(body_of(last(rc, "rob@example.org")).split())
+    busy = words_of(last(rc, "rob@example.org"))
     assert "Orders your predecessor sent for this turn stand until you send your own." in busy

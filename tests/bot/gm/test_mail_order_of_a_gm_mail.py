@@ -5,7 +5,7 @@ players the reopened turn was paused and open after the corrected results had re
 
 from __future__ import annotations
 
-from bot.testing import TestApp
+from bot.testing import TestApp, words_of
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, body_of, gm_says, mails, player_says
 
@@ -27,7 +27,7 @@ def test_rollback_order_process_in_one_mail_tells_the_reopening_before_the_corre
         assert reopened[0] < results[0], subjects
         # Nothing after the corrected results says the turn is open or the game paused.
         for later in got[results[0] + 1 :]:
-            text = " ".join(body_of(later).split())
+            text = words_of(later)
             assert "is open again" not in text and "The game is paused" not in text, text
     kelly = mails(rc, ADDRESS["kelly"])[before["kelly"] :]
     entered = [i for i, m in enumerate(kelly) if "== The GM entered orders for you" in body_of(m)]

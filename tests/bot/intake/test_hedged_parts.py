@@ -15,7 +15,7 @@ from sqlalchemy import select
 from bot.games.turns import PlayerSpec, create_game
 from bot.intake import prose
 from bot.models import OrderSubmission
-from bot.testing import TestApp
+from bot.testing import TestApp, words_of
 from rules import find_game
 from rules.api import AnyGame, GameState
 from tests.bot import gm_helpers
@@ -122,7 +122,7 @@ def test_the_refused_longer_reading_and_its_reason_are_in_the_confirmation(gapp:
         )
     gapp.service.send()
     player_says(gapp, "kelly", "design skill 2, maybe top 1", game="sc1")
-    text = " ".join(body_of(last(gapp, ADDRESS["kelly"])).split())
+    text = words_of(last(gapp, ADDRESS["kelly"]))
     assert (
         'not read as an order: "maybe top 1"; DESIGN SKILL 2 TOP 1 cannot be offered: the columns add up to +3' in text
     ), text

@@ -13,12 +13,12 @@ from sqlalchemy import select
 from bot.games.turns import PlayerSpec, create_game, current_state
 from bot.models import OrderSubmission
 from bot.store import find_game_row, orders_on_file
-from bot.testing import TestApp
+from bot.testing import TestApp, words_of
 from rules import speed_circuit
 from rules.speed_circuit.parse import parse_orders
 from rules.speed_circuit.plot import Order, SpeedOrder
 from tests.bot import gm_helpers
-from tests.bot.gm_helpers import ADDRESS, GM, body_of, last, one_lap_race, player_says
+from tests.bot.gm_helpers import ADDRESS, GM, last, one_lap_race, player_says
 from tests.rules.speed_circuit.test_options import _race_state
 
 gapp = gm_helpers.gapp
@@ -69,7 +69,7 @@ def _filed(app: TestApp, seat_name: str = "kelly") -> str:
 
 
 def _flat(app: TestApp, seat: str = "kelly") -> str:
-    return " ".join(body_of(last(app, ADDRESS[seat])).split())
+    return words_of(last(app, ADDRESS[seat]))
 
 
 def _design_turn(app: TestApp) -> None:

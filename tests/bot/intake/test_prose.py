@@ -12,7 +12,7 @@ from sqlalchemy import select
 
 from bot.intake import prose
 from bot.models import InboundMessage, OrderSubmission
-from bot.testing import TestApp, body_of
+from bot.testing import TestApp, body_of, words_of
 from rules import find_game
 from rules.api import AnyGame, GameState
 from tests.bot import gm_helpers
@@ -138,7 +138,7 @@ def test_an_order_in_a_sentence_is_applied_and_the_reading_echoed(rc: TestApp) -
     assert _filed(rc, "kelly") == ["USE 3"]
     answer = last(rc, ADDRESS["kelly"])
     assert not str(answer["Subject"]).startswith("[ERROR]")
-    assert "read as USE 3" in " ".join(body_of(answer).split())
+    assert "read as USE 3" in words_of(answer)
 
 
 def test_a_negation_is_never_applied_and_the_answer_says_what_stands(rc: TestApp) -> None:
@@ -146,7 +146,7 @@ def test_a_negation_is_never_applied_and_the_answer_says_what_stands(rc: TestApp
     player_says(rc, "kelly", "I won't use 3")
     assert _filed(rc, "kelly") == []
     answer = last(rc, ADDRESS["kelly"])
-    text = " ".join(body_of(answer).split())
+    text = words_of(answer)
     assert not str(answer["Subject"]).startswith("[ERROR]") and "read as NOT USE 3, so not taken" in text
     assert "if nothing arrives, you get" in text
 
@@ -165,7 +165,7 @@ def test_thanks_gets_no_error_and_restates_the_orders_on_file(rc: TestApp) -> No
     player_says(rc, "anna", "Thanks, got it!")
     answer = last(rc, ADDRESS["anna"])
     assert not str(answer["Subject"]).startswith("[ERROR]")
-    assert "USE 3" in body_of(answer) and "it stands" in " ".join(body_of(answer).split())
+    assert "USE 3" in body_of(answer) and "it stands" in words_of(answer)
     with rc.db.read() as session:
         row = session.scalars(select(InboundMessage).order_by(InboundMessage.id.desc())).first()
         assert row is not None and (row.status, row.reason) == ("applied", "note")

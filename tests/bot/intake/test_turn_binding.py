@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from bot.mail_in.auth import signed_address
 from bot.models import InboundMessage, OrderSubmission
-from bot.testing import TestApp, body_of, plain_mail, reply_to
+from bot.testing import TestApp, body_of, plain_mail, reply_to, words_of
 from tests.bot import gm_helpers
 from tests.bot.gm_helpers import ADDRESS, BOT, cycle, last, mails, player_says, turns
 from tests.helpers import fake_inbox, moving_clock
@@ -52,7 +52,7 @@ def test_a_late_reply_to_the_turn_1_sheet_is_not_taken_for_turn_2(rc: TestApp) -
     cycle(rc)
     assert _steve_orders(rc) == []
     answer = last(rc, ADDRESS["steve"])
-    text = " ".join(body_of(answer).split())
+    text = words_of(answer)
     assert "Turn 1 of 5: start is over" in str(answer["Subject"])
     assert "answers Turn 1 of 5: start, which has been resolved" in text and "Turn 2 of 5" in text
     link = re.search(r"mailto:\S+", body_of(answer))
@@ -142,11 +142,11 @@ def test_a_reply_to_the_confirmation_that_completed_a_turn_is_not_taken_for_the_
     player_says(rc, "anna", "USE 2")  # the last orders: turn 1 resolves at this same instant
     assert turns(rc)[0].resolved_at is not None and len(turns(rc)) == 2
     confirmation = next(m for m in mails(rc, ADDRESS["anna"]) if "Orders received" in str(m["Subject"]))
-    assert "Yours were the last orders" in " ".join(body_of(confirmation).split())
+    assert "Yours were the last orders" in words_of(confirmation)
     fake_inbox(rc).deliver(reply_to(confirmation, "USE 8", sender=ADDRESS["anna"]))
     cycle(rc)
     with rc.db.read() as session:
         filed = list(session.scalars(select(OrderSubmission.turn_id).where(OrderSubmission.text == "USE 8")))
     assert filed == []
-    text = " ".join(body_of(last(rc, ADDRESS["anna"])).split())
+    text = words_of(last(rc, ADDRESS["anna"]))
     assert "answers Turn 1 of 5: start, which has been resolved" in text and "Turn 2 of 5" in text, text
