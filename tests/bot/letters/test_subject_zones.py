@@ -81,7 +81,7 @@ def test_every_time_in_every_subject_and_body_is_in_its_readers_zone(gapp: TestA
     rc.service.send()
     moving_clock(rc).set(START + timedelta(hours=49))  # the deadline: results, the next sheets
     cycle(rc)
-    readers = {p.address: p.timezone for p in RACERS} | {GM: game_zone}
+    readers = {p.address: p.timezone or "UTC" for p in RACERS} | {GM: game_zone}
     timed = {"due", "Reminder", "next due", "GM copy", "GM digest", "Status for the GM"}
     seen: set[str] = set()
     for address, zone in readers.items():
