@@ -315,18 +315,18 @@ _ASIDE = re.compile(r" \([^()]*\)")
 
 
 def fit_subject(subject: str) -> str:
-    """`subject` within `LINE_WIDTH` characters, its news first: as it is where it fits; else
-    without the year of its dates, then without its parts in brackets (last first), then cut
-    at a word with "..." (the game's tag and the news lead it, so a cut takes the tail)."""
+    """`subject` within `LINE_WIDTH` characters, its start kept (the game's tag, the news, the
+    turn): as it is where it fits; else without the year of its dates, then without its parts
+    in brackets (last first), then without its last clauses (after ", " or "; ": a deadline
+    the letter's text gives), then cut at a word with "..."."""
     if len(subject) <= LINE_WIDTH:
         return subject
     subject = _YEAR.sub(r"\1", subject)
-    while len(subject) > LINE_WIDTH:
-        asides = list(_ASIDE.finditer(subject))
-        if not asides:
-            break
-        last = asides[-1]
-        subject = subject[: last.start()] + subject[last.end() :]
+    while len(subject) > LINE_WIDTH and (asides := list(_ASIDE.finditer(subject))):
+        subject = subject[: asides[-1].start()] + subject[asides[-1].end() :]
+    tag = subject.find("] ") + 2
+    while len(subject) > LINE_WIDTH and (cut := max(subject.rfind(", "), subject.rfind("; "))) > tag:
+        subject = subject[:cut]
     if len(subject) > LINE_WIDTH:
         subject = subject[: LINE_WIDTH - 3].rsplit(" ", 1)[0].rstrip(",;:") + "..."
     return subject
