@@ -335,7 +335,7 @@ def fit_subject(subject: str) -> str:
 def is_running_text(line: str) -> bool:
     """Whether `line` of a letter is running text, which `tidy` fills to `LINE_WIDTH`: a line
     that is not indented, or an item of a list ("  - ..."); never a quote, an order block, a
-    map or the syntax (indented further: laid out as they are), a table's row (columns are
+    map or the syntax (indented further: laid out, `_laid_out`), a table's row (columns are
     parted by three spaces or more) or a bare link."""
     item = _ITEM.match(line)
     text = line[item.end(1) :] if item else line
@@ -480,8 +480,9 @@ def _laid_out(rows: Sequence[str]) -> list[str]:
 def tidy(body: str) -> str:
     """A letter's text as it is sent: no blanks at the end of a line, except in the "-- " line
     that opens a signature (RFC 3676 4.3), which mail clients and our own quote stripper need
-    with its space; no line of running text wider than `LINE_WIDTH` (`is_running_text`,
-    `_filled`; the signature is left as it is); no blank line at its start or end; and never
+    with its space; no line wider than `LINE_WIDTH` but a bare link or a word too long for
+    one (running text filled, `is_running_text`, `_filled`; a laid-out line broken at spaces,
+    `_laid_out`; the signature is left as it is); no blank line at its start or end; and never
     two blank lines in a row (a part a template leaves out leaves no gap), so one blank line
     always parts two blocks; the signature follows the letter's last line, with no blank line
     before its "-- "."""
