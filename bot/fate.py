@@ -56,6 +56,8 @@ class Letter:
     # ours did (once per code: a welcome, an address moved), and the note that lets a seat's
     # holder stop an address change. Caps withhold answers, never such news.
     essential: bool = False
+    # Done in part: orders filed beside lines refused (a confirmation naming what it left out).
+    in_part: bool = False
 
 
 Answer = Notice | Letter

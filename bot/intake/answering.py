@@ -50,7 +50,7 @@ def answer_part(shell: Shell, answer: Answer) -> dict[str, object]:
         error = answer.error
     else:
         rendered = answer.rendered
-        error = rendered.subject.startswith("[ERROR]")
+        error = rendered.subject.startswith("[ERROR]") or answer.in_part
     body = _GREETING.sub("", rendered.body)
     lines = body.splitlines()
     if "-- " in lines:  # the signature (RFC 3676 4.3): the combined letter signs once
@@ -60,7 +60,7 @@ def answer_part(shell: Shell, answer: Answer) -> dict[str, object]:
         "body": "\n".join(lines).strip("\n"),
         "error": error,
         # A confirmation that refused a line still filed the rest: done in part, never "not done".
-        "in_part": error and isinstance(answer, Letter) and answer.kind == "confirmation",
+        "in_part": isinstance(answer, Letter) and answer.in_part,
     }
 
 
@@ -168,7 +168,8 @@ def _in_sections(batch: Batch, answers: list[Answer]) -> Letter:
             "greeting": letters.greeting(answers[0].to),
             "game_name": game_name,
             "timezone": letters.zone(answers[0].to) if game_name else "",
-            "error": any(p["error"] for p in parts),
+            # "[ERROR]" only for a mail of which nothing was done.
+            "error": all(p["error"] and not p["in_part"] for p in parts),
             "count": len(parts),
             "sections": sections,
         },

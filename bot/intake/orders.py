@@ -648,7 +648,7 @@ def _orders_confirmed(
     turn_facts["last"] = last
     rendered = batch.shell.renderer.render("confirmation", ctx, game=game.kind)
     claimed = claims.of_turn(game, turn, claims.counts(seat.name, counting), resolved=last)
-    confirmation = Letter(ToSeat(seat), rendered.claiming(claimed), "confirmation")
+    confirmation = Letter(ToSeat(seat), rendered.claiming(claimed), "confirmation", in_part=bool(parsed.problems))
     batch.file_orders(turn, seat, merged)
     if last:
         mail.resolves.append((game.id, turn.id))

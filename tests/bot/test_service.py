@@ -465,7 +465,7 @@ def test_a_mail_gets_one_answer_in_sections_done_first(racecraft: TestApp) -> No
     before = len(mailer.messages(ADDRESS["kelly"]))
     answer = order(racecraft, "kelly", "HELP\nORDERS\nJOIN\nUSE 4")
     assert len(mailer.messages(ADDRESS["kelly"])) == before + 1, "one answer to the mail"
-    assert str(answer["Subject"]) == "[ERROR] [rc1] Answers to your mail"
+    assert str(answer["Subject"]) == "[rc1] Answers to your mail", "[ERROR] only when nothing was done"
     assert answer["Reply-To"].addresses[0].addr_spec == signed_address(BOT, "test-site-secret", "rc1", "kelly")
     assert answer["Auto-Submitted"] == "auto-replied" and answer["In-Reply-To"]
     body = body_of(answer)
@@ -718,13 +718,13 @@ def test_orders_sent_in_several_mails_of_one_batch_add_up_as_in_separate_batches
 
 def test_a_friendly_order_mail_is_confirmed_without_an_error(racecraft: TestApp) -> None:
     """ "Hi Flagman, / USE 3 / Cheers, Steve" is applied, and its answer is no
-    `[ERROR] ... (3 lines not understood)`: an answer is an error only when something the
-    player wrote was refused."""
+    `[ERROR] ... (3 lines not understood)`; a line refused beside orders taken is named in the
+    subject, still without "[ERROR]": that is for a mail of which nothing was done."""
     answer = order(racecraft, "seb", "Hi Flagman,\n\nUSE 3\n\nCheers,\nSteve")
     assert not answer["Subject"].startswith("[ERROR]"), answer["Subject"]
     assert "not understood" not in answer["Subject"] and "USE 3" in body_of(answer)
     refused = order(racecraft, "seb", "Hi Flagman,\n\nUSE 3\nOVERTAKE NOW\n\nCheers,\nSteve")
-    assert refused["Subject"].startswith("[ERROR]") and "(1 line not understood)" in refused["Subject"]
+    assert str(refused["Subject"]) == "[rc1] Orders received for Turn 1 of 5: start (1 line not understood)"
 
 
 def test_a_typo_gets_a_did_you_mean_with_the_syntax(racecraft: TestApp) -> None:

@@ -524,7 +524,7 @@ def test_each_command_of_a_mail_is_confirmed_and_audited(rc: TestApp) -> None:
     assert {r.message_id for r in rows} == {mid.strip("<>")}
     assert len(mails(rc, GM)) == before + 1, "one answer to the mail"
     answer = last(rc, GM)
-    assert str(answer["Subject"]) == "[ERROR] [rc1] Answers to your mail"
+    assert str(answer["Subject"]) == "[rc1] Answers to your mail", "[ERROR] only when nothing was done"
     assert str(answer["In-Reply-To"]) == mid
     body = body_of(answer)
     done, _, not_done = body.partition("== Not done ==")
@@ -533,6 +533,15 @@ def test_each_command_of_a_mail_is_confirmed_and_audited(rc: TestApp) -> None:
     assert "--- GM: SET refused ---" in not_done and "SET rc1 seb ep 99" in not_done
     assert body.count("Recorded in the audit log") == 4
     assert body.replace("\r\n", "\n").count("\n-- \n") == 1, "signed once"
+
+
+def test_a_mail_of_which_nothing_was_done_is_the_only_error(rc: TestApp) -> None:
+    """mail-interface.md, one answer in sections: "[ERROR]" heads the subject of a mail of which
+    nothing was done; a mail with one command done among refused ones is not an error."""
+    gm_says(rc, "SET rc1 seb ep 99\nDROP rc1 zed")
+    assert str(last(rc, GM)["Subject"]) == "[ERROR] [rc1] Answers to your mail"
+    gm_says(rc, "SET rc1 seb ep 9\nDROP rc1 zed")
+    assert str(last(rc, GM)["Subject"]) == "[rc1] Answers to your mail"
 
 
 def test_open_turn_is_untouched_by_a_refused_command(rc: TestApp) -> None:
@@ -565,7 +574,7 @@ def test_a_line_for_another_game_next_to_a_valid_command_is_reported_not_dropped
     assert [a.command for a in audit(rc)] == ["EXTEND rc1 24h"]
     assert game_row(rc, "rc2").status == GameStatus.ACTIVE
     answer = last(rc, GM)  # one answer: the EXTEND done, the other line not
-    assert str(answer["Subject"]) == "[ERROR] [rc1] Answers to your mail"
+    assert str(answer["Subject"]) == "[rc1] Answers to your mail", "[ERROR] only when nothing was done"
     done, _, not_done = body_of(answer).partition("== Not done ==")
     assert "--- GM: EXTEND done ---" in done
     assert "--- Lines not understood ---" in not_done
