@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from bot import store
 from bot.commands import MAX_COMMANDS, PLAYER_COMMANDS, MailCommands, gm, registry, suggest
-from bot.commands.grammar import Process, is_courtesy
+from bot.commands.grammar import CommandProblem, Process, is_courtesy
 from bot.commands.handlers import CommandContext, which_game
 from bot.fate import Done, Ignored, Notice, Refused
 from bot.games import attention, deadline, turns
@@ -234,12 +234,14 @@ def _say_what_was_not_run(mail: Mail, who: Who, game: Game | None, commands: Mai
     if problems:
         text = say(
             "intake_command_problems",
-            problems=[{"line": echo(p.line), "reason": p.reason, "games": _games_hint(p.line, who)} for p in problems],
+            problems=[
+                {"line": echo(p.line), "reason": _reason(p, who), "games": _games_hint(p.line, who)} for p in problems
+            ],
             more=commands.more_problems,
         )
         verbs = sorted({p.verb for p in problems})
         title = (
-            say("intake_command_incomplete_title", verbs=verbs)
+            say("intake_command_incomplete_title", verbs=verbs, bare=all(len(p.line.split()) == 1 for p in problems))
             if all(p.verb for p in problems)
             else say("intake_command_problems_title")
         )
@@ -263,6 +265,19 @@ def _say_what_was_not_run(mail: Mail, who: Who, game: Game | None, commands: Mai
                 game=game,
             )
         )
+
+
+# The player commands about a seat's own orders in its open turn (`bot.commands.player`): a GM
+# without a seat is told what the GM has instead, never how to write a command then refused.
+_SEAT_ORDERS_VERBS = frozenset({"CLEAR", "WAIT", "NOWAIT"})
+
+
+def _reason(problem: CommandProblem, who: Who) -> str:
+    """What the answer says of a command line that cannot be run: how to write it; for a GM
+    without a seat, of a command about a seat's own orders, what it is and the GM's instead."""
+    if problem.verb in _SEAT_ORDERS_VERBS and who.seat is None and who.gm_of:
+        return say("commands_for_players", verb=problem.verb)
+    return problem.reason
 
 
 def _no_orders(

@@ -146,3 +146,18 @@ def test_clear_wait_and_nowait_are_for_the_seats_players(rc: TestApp) -> None:
     assert "not in any game running here" in words_of(last(rc, "someone@else.example"))
     gm_helpers.gm_says(rc, "WAIT rc1")
     assert "WAIT is for players" in gm_helpers.bodies(rc, gm_helpers.GM)
+
+
+def test_the_gms_wait_is_told_what_wait_is_and_what_the_gm_has_instead(rc: TestApp) -> None:
+    """The GM (no seat) writing WAIT, as "WAIT rc1" or with a seat after it ("WAIT rc1 kelly",
+    a word too many), is told one thing: WAIT is a player's command, and the GM holds a game
+    with PAUSE; never "Incomplete command" with a form that is then refused."""
+    gm_helpers.gm_says(rc, "WAIT rc1 kelly")
+    answer = last(rc, gm_helpers.GM)
+    assert str(answer["Subject"]) == "[ERROR] [rc1] Command not run as written: WAIT", answer["Subject"]
+    first = words_of(answer)
+    assert "WAIT is a player's command" in first and "PAUSE <game>" in first, first
+    assert "write WAIT [game]" not in first, first
+    gm_helpers.gm_says(rc, "WAIT rc1")
+    second = words_of(last(rc, gm_helpers.GM))
+    assert "WAIT is a player's command" in second and "PAUSE <game>" in second, second
