@@ -93,11 +93,23 @@ def test_kept_orders_are_filed_again_when_they_stand_and_withdrawn_by_name_when_
     assert "still stand" in roger and "CRUISE" in roger, roger
     gm = _flat(body_of(last(rc, GM)))  # the answer to PROCESS
     assert "kelly: WITHDRAWN (USE 6)" in gm and "roger: still stand" in gm, gm
+    assert "The withdrawn orders are recorded in the audit log" in gm, gm
     recorded = [a for a in audit(rc) if a.undo and "withdrawn" in a.undo]
     assert recorded and recorded[-1].undo is not None
     assert [w["seat"] for w in recorded[-1].undo["withdrawn"]] == ["kelly"]
     # The turn waits for no vanished order: roger's and anna's count, the others may still send.
     assert turns(rc)[-1].resolved_at is None
+
+
+def test_the_gm_is_told_of_withdrawn_orders_in_the_audit_log_only_when_some_were(rc: TestApp) -> None:
+    """The turn resolved again as it was: every kept order stands; the GM's answer lists them and
+    says nothing of withdrawn orders in the audit log, as none were withdrawn."""
+    _turn_two_with_orders(rc)
+    gm_says(rc, "ROLLBACK rc1")
+    gm_says(rc, "PROCESS rc1")
+    gm = _flat(body_of(last(rc, GM)))
+    assert "kelly: still stand" in gm and "roger: still stand" in gm, gm
+    assert "WITHDRAWN" not in gm and "withdrawn orders are recorded" not in gm, gm
 
 
 def test_a_reply_to_the_withdrawn_sheet_is_told_what_happened_and_offered_the_reopened_turn(rc: TestApp) -> None:
