@@ -865,13 +865,21 @@ def drop(ctx: GmAction, args: tuple[str, ...]) -> str:
         if seat.name not in _rules.players(state):
             raise Refused(say("gm_refused", why="out_already", seat=seat.name, game=ctx.game.name))
         return say("gm_drop_done", dropped=_drop_seat(ctx, seat), told=False)
+    # The orders the seat sent for the open turn: they no longer count, and the seat is told so.
+    turn = store.open_turn(ctx.session, ctx.game) if ctx.game.status == GameStatus.ACTIVE else None
+    had_orders = turn is not None and bool(store.sent(store.submissions(ctx.session, turn, seat)))
     dropped = _drop_seat(ctx, seat)
     letters.notice(
         ctx.shell,
         ctx.session,
         ToSeat(seat),
         say("commands_dropped_title", game=ctx.game.name),
-        say("commands_dropped", seat=seat.name, game=ctx.game.name),
+        say(
+            "commands_dropped",
+            seat=seat.name,
+            game=ctx.game.name,
+            void=turn.label if turn is not None and had_orders else None,
+        ),
         kind="dropped",
         game=ctx.game,
     )

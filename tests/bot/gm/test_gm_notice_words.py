@@ -75,3 +75,18 @@ def test_the_gms_copy_of_the_final_result_carries_the_final_classification(rc: T
     text = classification(body_of(final[-1]))
     assert text.splitlines()[-1] == "  5. steve (did not finish)", text
     assert text == classification(body_of(last(rc, ADDRESS["anna"])))
+
+
+def test_the_drop_is_said_once_and_the_dropped_player_is_told_her_orders_no_longer_count(rc: TestApp) -> None:
+    """DROP tells the others once that the seat is out, from which turn; the dropped player,
+    who had orders on file for the open turn, is told they no longer count."""
+    gm_helpers.player_says(rc, "anna", "USE 2")
+    gm_says(rc, "DROP rc1 anna")
+    others = _flat(body_of(last(rc, ADDRESS["kelly"])))
+    assert others.count("out of rc1") == 1, others
+    assert "anna is out of rc1 from Turn 1 of 5: start on" in others, others
+    anna = _flat(body_of(last(rc, ADDRESS["anna"])))
+    assert "The orders you had on file for Turn 1 of 5: start no longer count" in anna, anna
+    gm_says(rc, "DROP rc1 steve")  # steve sent nothing: nothing is said of orders
+    steve = _flat(body_of(last(rc, ADDRESS["steve"])))
+    assert "The GM has removed you (steve) from rc1" in steve and "no longer count" not in steve, steve
