@@ -961,7 +961,9 @@ def _bounded(
 # punctuation; never a digit or a word in capitals (orders are written so: "hi USE 3" is an
 # order line with a greeting in it, refused with its reason as before, not dropped).
 _REST = r"(?:[\s,!.:;~-]+(?:[A-Za-z][a-z'’]*|[A-Z]{1,2}))*[\s,!.:;~-]*"
-_GREETING = re.compile(r"(?i:hi|hello|hey|hiya|dear|greetings|howdy|good\s+(?:morning|afternoon|evening|day))" + _REST)
+_GREETING = re.compile(
+    r"(?i:hi|hello|hey|hiya|dear|greetings|howdy|good\s+day|(?:good\s+)?(?:morning|afternoon|evening))" + _REST
+)
 # Words for the GM, not to pass over as a courtesy nor to refuse as orders: a farewell ("I have
 # to drop out, family stuff"), a question, a line that names the GM.
 _FAREWELL = re.compile(
@@ -998,6 +1000,8 @@ _SIGN_OFF = re.compile(
     r"all\s+the\s+best|many\s+thanks|sincerely|yours|good\s+luck|gl|see\s+you|bye|cu|br|hth)" + _REST
 )
 _LONE_CAPITAL = re.compile(r"(?<![\w'’-])[A-HJ-Z](?![\w'’-])")  # a capital letter standing alone, not "I"
+# "A" as the article of a greeting's words ("Morning! A few things:"), never an option letter.
+_ARTICLE = re.compile(r"\bA(?=\s+(?:few|couple|quick|short|bit|word|note|number|handful|lot)\b)")
 _NAME = re.compile(r"[A-Z][a-z'.-]*(?:\s+[A-Z][a-z'.-]*){0,2}")  # "Steve", "Mary Ann": not "USE", not "OVERTAKE"
 
 
@@ -1009,7 +1013,7 @@ def is_courtesy(line: str) -> bool:
     if not text or (for_the_gm(text) not in (None, ForTheGm.NOTE)):
         return False
     if _GREETING.fullmatch(text):
-        if len(text.split()) > 2 and _LONE_CAPITAL.search(text):
+        if len(text.split()) > 2 and _LONE_CAPITAL.search(_ARTICLE.sub("", text)):
             return False  # "Hi, B for me this turn": an option letter after the greeting (Racecraft's B)
         return len(text.split()) <= 3 or for_the_gm(text) is None
     return bool(_SIGN_OFF.fullmatch(text))

@@ -142,3 +142,15 @@ def test_orders_that_came_too_late_need_the_gms_attention(rc: TestApp) -> None:
     gm_says(rc, "STATUS rc1")
     status = body_of(last(rc, GM))
     assert "kelly: orders not used" in status and "after the deadline" in status
+
+
+def test_a_greeting_line_at_the_head_of_the_gms_commands_is_passed_over(rc: TestApp) -> None:
+    """A greeting at the head of a mail is a courtesy, as "Thanks" at its end is ("Morning! A few
+    things:", "Good morning all"), so the GM's commands under it are answered alone; an option
+    letter after a greeting ("Hi, B for me") is still no courtesy."""
+    assert is_courtesy("Morning! A few things:") and is_courtesy("Morning!") and is_courtesy("Good morning all")
+    assert not is_courtesy("Hi, B for me this turn") and not is_courtesy("Morning, A for me")
+    gm_helpers.gm_says(rc, "Morning! A few things:\nEXTEND rc1 24h\nThanks")
+    answer = last(rc, gm_helpers.GM)
+    assert str(answer["Subject"]) == "[rc1] GM: EXTEND done", answer["Subject"]
+    assert "not understood" not in _flat(body_of(answer))
