@@ -970,7 +970,7 @@ _FAREWELL = re.compile(
     r"(?i)\b(?:drop(?:ping)?\s+out|quit(?:ting)?\b|resign(?:ing)?\b|leav(?:e|ing)\s+the\s+(?:game|race)|"
     r"withdraw(?:ing)?\s+from|bow(?:ing)?\s+out|step(?:ping)?\s+(?:down|away)|give\s+up\s+my\s+(?:seat|car|place)|"
     r"(?:can'?t|can’t|cannot|won'?t\s+be\s+able\s+to)\s+(?:continue|carry\s+on|keep\s+(?:playing|going)|play\s+on)|"
-    r"i'?m\s+out\b)"
+    r"i'?m\s+out\b|\bi\s+give\s+up\b)"
 )
 _FOR_GM = re.compile(r"\b(?:GM|gm|(?i:game\s*master|race\s+director|organi[sz]er))\b")
 

@@ -780,7 +780,12 @@ def _readings(batch: Batch, seat: Seat, read: prose.ProseResult | None) -> list[
     for reading in read.readings:
         # One item per line read: the line quoted once, then each thing said of it.
         parts: list[str] = []
-        line = {"line_no": reading.line_no, "line": echo(reading.line, 80), "game": seat.game.name}
+        line = {
+            "line_no": reading.line_no,
+            "line": echo(reading.line, 80),
+            "game": seat.game.name,
+            "idle_days": batch.shell.settings.practice.idle_days,  # a practice race's close, when left alone
+        }
 
         def said(parts: list[str] = parts, line: dict[str, object] = line) -> dict[str, object]:
             return {**line, "continued": bool(parts)}

@@ -437,6 +437,19 @@ def test_words_for_the_gm_in_a_practice_race_are_passed_to_nobody_and_the_answer
         assert session.scalar(select(func.count()).select_from(Outbox).where(Outbox.kind == "intake_words_for_gm")) == 0
 
 
+def test_a_farewell_in_a_practice_race_is_told_how_the_race_closes(gapp: TestApp) -> None:
+    """ "I give up, bye" in a practice race (no GM to pass it to): the answer says how to close
+    the race now (RESIGN practice1) and that, left alone, it is closed after the idle days."""
+    stranger_says(gapp, PAT, "PRACTICE racecraft")
+    sheet = _confirm(gapp)
+    gapp.inbox.deliver(reply_to(sheet, "I give up, bye", sender=PAT, quote=False))
+    cycle(gapp)
+    text = " ".join(body_of(last(gapp, PAT)).split())
+    days = gapp.settings.practice.idle_days
+    assert "To close the race now, send RESIGN practice1" in text, text
+    assert f"it is closed after {days} days without orders from you" in text, text
+
+
 def test_wait_and_nowait_are_refused_in_a_practice_race(gapp: TestApp) -> None:
     """WAIT holds a turn "until its deadline" (mail-interface.md); a practice race has none, so a
     held practice turn would never resolve: WAIT and NOWAIT are refused, saying why, and the
