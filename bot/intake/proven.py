@@ -22,7 +22,7 @@ from bot.games.archive import NewTurn
 from bot.games.identity import Who
 from bot.intake import orders
 from bot.intake.batch import Batch, Mail
-from bot.letters import ToSeat, claims
+from bot.letters import ToGm, ToSeat, claims
 from bot.letters.words import say
 from bot.models import AttentionKind, Game, Reason, Seat
 from bot.outlook import what_counts
@@ -56,13 +56,29 @@ def _games_hint(line: str, who: Who) -> list[str]:
     return names
 
 
-def _resolve_completed(batch: Batch, session: Session, name: str, news: dict[str, list[gm.News]]) -> None:
+def _resolve_completed(
+    batch: Batch, session: Session, mail: Mail, name: str, news: dict[str, list[gm.News]], *, processed: bool
+) -> None:
     """`resolve_completed` for a game a GM's mail commanded; what it resolved is published once
-    the batch is committed."""
+    the batch is committed. The turn open before it that it resolved (the mail's commands, not a
+    PROCESS, completed it) is told to the GM in the answer to the mail."""
     game = batch.find_game(session, name)
     if game is None:
         return
-    batch.rows.resolved.extend(resolve_completed(batch.shell, session, game, news[name]))
+    before = store.open_turn(session, game)
+    resolved = resolve_completed(batch.shell, session, game, news[name])
+    batch.rows.resolved.extend(resolved)
+    if resolved and not processed and before is not None and before.resolved_at is not None:
+        mail.answers.append(
+            Notice(
+                ToGm(game),
+                say("gm_turn_completed_title", label=before.label),
+                say("gm_turn_completed", label=before.label),
+                kind="gm_turn_completed",
+                error=False,
+                game=game,
+            )
+        )
 
 
 def resolve_completed(shell: Shell, session: Session, game: Game, told: list[gm.News]) -> list[NewTurn]:
@@ -171,6 +187,7 @@ def _run_gm_commands(
     inbound = mail.inbound
     seat = who.seat
     news: dict[str, list[gm.News]] = {}  # by game: told at once, after the mail's every command
+    processed = {c.game for c in commands.gm if isinstance(c, Process)}
     for gm_command in commands.gm:
         if isinstance(gm_command, Process):
             # What the players were told by the mail's commands so far (a ROLLBACK's reopened
@@ -184,7 +201,7 @@ def _run_gm_commands(
         news.setdefault(result.game, []).extend(result.news)
         batch.rows.resolved.extend(result.resolved)  # published once the batch is committed
     for name in list(news):
-        _resolve_completed(batch, session, name, news)
+        _resolve_completed(batch, session, mail, name, news, processed=name in processed)
     for name in list(news):
         _tell(batch, session, name, news)
     if seat is None and commands.orders_text.strip():  # e.g. a command naming another GM's game

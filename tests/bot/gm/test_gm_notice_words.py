@@ -90,3 +90,18 @@ def test_the_drop_is_said_once_and_the_dropped_player_is_told_her_orders_no_long
     gm_says(rc, "DROP rc1 steve")  # steve sent nothing: nothing is said of orders
     steve = _flat(body_of(last(rc, ADDRESS["steve"])))
     assert "The GM has removed you (steve) from rc1" in steve and "no longer count" not in steve, steve
+
+
+def test_the_gms_order_that_completes_the_turn_is_answered_with_the_turn_resolved(rc: TestApp) -> None:
+    """The GM's ORDER for the last seat without orders resolves the turn (early resolution):
+    the GM's answer to that mail says so, beside the ORDER done; an ORDER that leaves the turn
+    open says nothing of it."""
+    gm_says(rc, "ORDER rc1 anna USE 2")
+    assert "is resolved" not in _flat(body_of(last(rc, GM)))
+    for seat in ("kelly", "seb", "steve"):
+        gm_helpers.player_says(rc, seat, "USE 3")
+    mid = gm_says(rc, "ORDER rc1 roger USE 2")
+    answer = next(m for m in reversed(gm_helpers.mails(rc, GM)) if str(m["In-Reply-To"]) == mid)
+    text = _flat(body_of(answer))
+    assert "GM: ORDER done" in text, text
+    assert "With your mail, every order of Turn 1 of 5: start is in: the turn is resolved" in text, text
