@@ -59,6 +59,7 @@ from bot.models import (
     Outbox,
     Player,
     Seat,
+    SeatChange,
     Turn,
 )
 from bot.safe_text import echo
@@ -947,6 +948,14 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
         )
     closed = _closed_seats_in_the_race(game, rules, turn)
     dice_facts = _dice_facts(session, game, rules, turn)
+    for robot in _robots_since_later(session, game, rules, turn):
+        announce(
+            ctx,
+            say("rollback_robot_title", seat=robot, label=turn.label),
+            say("rollback_robot", seat=robot, label=turn.label),
+            kind="rollback",
+            about=robot,
+        )
     # Each seat is told what stands for it now, from the outlook (its orders, or what it gets).
     state = rules.load_state(turn.state)
     subs = store.turn_submissions(session, turn)
@@ -974,6 +983,25 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
         carried=carried_words.rollback_to_gm(kept, gone, next_label=next_label, reopened=turn.label),
         closed=closed,
     )
+
+
+def _robots_since_later(session: Session, game: Game, rules: AnyGame, turn: Turn) -> list[str]:
+    """The seats a robot runner took over at a turn after the reopened `turn` and that play in
+    it: the robot plays the reopened turn too (`_robots_drive` files its orders)."""
+    state = rules.load_state(turn.state)
+    wanted = set(rules.expected_players(state)) | set(rules.players(state))
+    robots = {s.id: s.name for s in game.seats if s.robot and s.name in wanted}
+    if not robots:
+        return []
+    later = session.scalars(
+        select(SeatChange.seat_id).where(
+            SeatChange.game_id == game.id,
+            SeatChange.seat_id.in_(robots),
+            SeatChange.why == ChangeWhy.ROBOT.value,
+            SeatChange.turn > turn.number,
+        )
+    )
+    return sorted({robots[seat_id] for seat_id in later})
 
 
 def _dice_facts(session: Session, game: Game, rules: AnyGame, turn: Turn) -> dict[str, object] | None:

@@ -112,6 +112,20 @@ def test_the_gm_is_told_of_withdrawn_orders_in_the_audit_log_only_when_some_were
     assert "WITHDRAWN" not in gm and "withdrawn orders are recorded" not in gm, gm
 
 
+def test_a_rollback_past_a_robots_take_over_says_the_robot_plays_the_reopened_turn(rc: TestApp) -> None:
+    """REPLACE ... ROBOT at turn 2 told the players the robot runs the seat from turn 2; a
+    ROLLBACK to turn 1 has the robot play turn 1 too: every player is told so."""
+    player_says(rc, "seb", "USE 2")
+    gm_says(rc, "PROCESS rc1")
+    gm_says(rc, "ROLLBACK rc1")  # no robot took a seat over: nothing said of one
+    assert "robot" not in _flat(body_of(last(rc, ADDRESS["kelly"])))
+    gm_says(rc, "PROCESS rc1")
+    gm_says(rc, "REPLACE rc1 steve ROBOT")
+    gm_says(rc, "ROLLBACK rc1")
+    kelly = _flat(body_of(last(rc, ADDRESS["kelly"])))
+    assert "the robot plays it too: its orders for Turn 1 of 5: start are on file" in kelly, kelly
+
+
 def test_a_reply_to_the_withdrawn_sheet_is_told_what_happened_and_offered_the_reopened_turn(rc: TestApp) -> None:
     """Roger answers the turn 2 sheet after the GM rolled turn 1 back: his mail is not applied to
     the reopened turn 1 unasked; he is told the results it answers were withdrawn, and offered
