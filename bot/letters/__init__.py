@@ -13,6 +13,9 @@ says to whom a letter goes and how it reads.
 * `reveal`: what a letter says of a turn's dice and receipts (the commitment on a sheet; the
   secret, the receipts and the block of values a player's check reads in the results).
 
+* `records`: the words of a mail's record given as typed facts (a command's label, why the
+  ignore policy passed a mail by).
+
 The answers to commands (`bot.commands`, `bot.intake`) and the GM's digest (`bot.gm.digest`)
 render their own templates, from the same context builder.
 """
