@@ -44,6 +44,7 @@ from bot.fate import Answer, Done, Ignored, Letter, Notice, Refused
 from bot.games import requests, robots, turns
 from bot.games.signups import seat_name_for
 from bot.letters import ToAddress, ToSeat, notices
+from bot.letters.records import Came, command_label
 from bot.letters.words import say
 from bot.mail_in import tokens
 from bot.mailboxes import domain, mailbox, may_reach, of_mailbox
@@ -93,7 +94,7 @@ def _refuse(address: str, why: str, what: str, **facts: object) -> Refused:
     return Refused(
         say("mail_record", why="practice_refused", what=what),
         Notice(ToAddress(address), say(f"{why}_title", **facts), say(why, **facts), kind="practice"),
-        label="PRACTICE refused",
+        label=command_label("PRACTICE", came=Came.REFUSED),
     )
 
 
@@ -274,7 +275,7 @@ def confirm(
         assert refused.answer is not None
         return "PRACTICE refused", refused.answer
     game, _ = start(shell, session, request.address, rules, level, sender_name=sender_name)
-    return f"PRACTICE {game.name}", None
+    return command_label("PRACTICE", game.name), None
 
 
 def expire_idle(shell: Shell) -> int:
