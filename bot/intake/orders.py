@@ -354,7 +354,19 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     shown = parsed.problems[:MAX_PROBLEMS_SHOWN]
     ctx = _answer_context(batch, session, seat, turn, rules, parsed, shown, order_help, readings)
     if not parsed.orders:
-        raise _orders_refused(batch, seat, turn, rules, state, earlier, shown, ctx)
+        refused = _orders_refused(batch, seat, turn, rules, state, earlier, shown, ctx)
+        to_gm = _pass_on(batch, session, seat, read)
+        if not to_gm or refused.answer is None:
+            raise refused
+        # Refused, and words for the GM beside the orders (a question): they reach the GM all the same.
+        return Done(
+            refused.detail,
+            Reason.ORDERS_REFUSED,
+            (refused.answer, *to_gm),
+            game=seat.game,
+            seat=seat,
+            refused=True,
+        )
     return _orders_confirmed(
         batch, session, mail, seat, turn, rules, state, earlier, parsed, shown, read, order_help, ctx
     )
@@ -827,7 +839,7 @@ def _readings(batch: Batch, seat: Seat, read: prose.ProseResult | None) -> list[
             if seat.game.practice:  # no GM to pass them to (`_pass_on`)
                 how = {"farewell": "no_gm_farewell"}.get(how, "no_gm")
             parts.append(say("intake_reading", how=how, **said()))
-        elif reading.unread:  # the words of a line with orders in it that were read as none
+        if reading.unread:  # the words of a line with orders in it that were read as none
             parts.append(
                 say(
                     "intake_reading",
@@ -837,7 +849,7 @@ def _readings(batch: Batch, seat: Seat, read: prose.ProseResult | None) -> list[
                     **said(),
                 )
             )
-        elif reading.note and not is_courtesy(reading.line):
+        elif reading.note and reading.for_gm is None and not is_courtesy(reading.line):
             parts.append(say("intake_reading", how="unread", parts=[], **said()))
         if parts:
             out.append("\n    ".join(part.strip() for part in parts))
