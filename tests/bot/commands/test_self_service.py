@@ -660,3 +660,16 @@ def test_a_program_locked_at_this_turns_resolution_is_lacking_now(gapp: TestApp)
         "That part cannot be sent once this turn is resolved: send it by the deadline, or the game's "
         "default runs in its place." in flat
     ), body
+
+
+def test_orders_naming_the_game_shows_what_is_on_file(gapp: TestApp) -> None:
+    """README: "ORDERS [game]" as "STATUS [game]". Played by mail (playtest4): "ORDERS sc4" in a
+    reply to the sheet was read as an order line and refused: "'ORDERS' is not an order"."""
+    gm_helpers.one_lap_race(gapp, ("kelly", "seb"))
+    player_says(gapp, "kelly", "SPEED 40", game="sc1")
+    player_says(gapp, "kelly", "ORDERS sc1", game="sc1")
+    answer = last(gapp, ADDRESS["kelly"])
+    assert "[ERROR]" not in str(answer["Subject"]) and "Your orders on file" in str(answer["Subject"])
+    assert "> SPEED 40" in body_of(answer)
+    player_says(gapp, "kelly", "ORDERS rc9", game="sc1")
+    assert "You have no seat in a game called rc9" in words_of(last(gapp, ADDRESS["kelly"]))
