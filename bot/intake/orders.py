@@ -258,12 +258,15 @@ def _stale(
     *,
     said: tuple[Claims, ...] = (),
     rolled_back: bool = False,
+    on_file: str = "",
 ) -> Refused:
     """Orders written for a turn already resolved, or for one whose results a ROLLBACK
     withdrew (`rolled_back`), are not applied to another: the answer says so, names the open turn,
     and offers the same orders for it as one-tap links, when they are orders of it (the player
     decides: a tap opens a mail, nothing happens until it is sent). It claims (`said`) what
-    still counts for the seat in the open turn, and its deadline."""
+    still counts for the seat in the open turn, and its deadline; after a ROLLBACK it shows the
+    orders the seat has on file for the reopened turn (`on_file`), which a tap would replace,
+    and that orders for the turn the mail answered are sent once that turn's sheet arrives."""
     game = seat.game
     parsed = rules.parse_orders(state, seat.name, text)
     link = quoted = orders = ""
@@ -285,6 +288,8 @@ def _stale(
             + say(
                 "stale_turn_offer",
                 open=open_turn.label,
+                answered=answered,
+                on_file=on_file.splitlines(),
                 link=link,
                 orders=orders.splitlines(),
                 help=rules.order_help(state, seat.name),
@@ -432,7 +437,19 @@ def _refuse_unless_expected(
         )
     withdrawn = withdrawn_sheet(session, mail, game, turn)
     if withdrawn is not None:
-        raise _stale(batch, seat, withdrawn, turn, rules, state, text, said=said(), rolled_back=True)
+        on_file = batch.on_file(session, rules, state, turn, seat)
+        raise _stale(
+            batch,
+            seat,
+            withdrawn,
+            turn,
+            rules,
+            state,
+            text,
+            said=said(),
+            rolled_back=True,
+            on_file=rules.format_orders(on_file) if on_file is not None else "",
+        )
     answered = answered_turn(batch, session, mail, game, turn)
     if answered is not None and answered.id != turn.id:
         raise _stale(batch, seat, answered.label, turn, rules, state, text, said=said())
