@@ -341,7 +341,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     """The seat's orders in `text`: confirmed (with what the set lacks, what it costs, what will
     count), or refused with every bad line's reason; a refusal raises `Refused`."""
     game = seat.game
-    _refuse_unless_running(game, seat)
+    _refuse_unless_running(game, seat, session)
     rules, state, turn = batch.current_state(session, game)
     assert turn is not None
     _refuse_unless_expected(batch, session, mail, seat, turn, rules, state, text)
@@ -377,8 +377,26 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     )
 
 
-def _refuse_unless_running(game: Game, seat: Seat) -> None:
-    """Orders for a game not started yet, or over, are refused (`Refused`)."""
+def _running_games_of(session: Session, seat: Seat) -> list[str]:
+    """The other games running now (active or paused) where the seat's player holds a seat:
+    where orders sent to a game that is over were most likely meant (a season's next race)."""
+    return sorted(
+        session.scalars(
+            select(Game.name)
+            .join(Seat, Seat.game_id == Game.id)
+            .where(
+                Seat.player_id == seat.player_id,
+                Seat.active.is_(True),
+                Game.id != seat.game_id,
+                Game.status.in_((GameStatus.ACTIVE, GameStatus.PAUSED)),
+            )
+        )
+    )
+
+
+def _refuse_unless_running(game: Game, seat: Seat, session: Session) -> None:
+    """Orders for a game not started yet, or over, are refused (`Refused`); the refusal for a
+    game that is over names the player's games running now, where the orders may be meant."""
     to = ToSeat(seat)
     if game.status == GameStatus.SIGNUP:
         raise Refused(
@@ -391,7 +409,11 @@ def _refuse_unless_running(game: Game, seat: Seat) -> None:
     if game.status == GameStatus.FINISHED:
         raise Refused(
             say("mail_record", why="finished"),
-            Notice(to, say("intake_game_over_title"), say("game_over", game=game.name)),
+            Notice(
+                to,
+                say("intake_game_over_title"),
+                say("game_over", game=game.name, running=_running_games_of(session, seat)),
+            ),
             reason=Reason.FINISHED,
             game=game,
             seat=seat,

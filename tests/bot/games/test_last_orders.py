@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
+from bot.games.turns import PlayerSpec, create_game
 from bot.models import Outbox
 from bot.testing import TestApp
 from tests.bot import gm_helpers
@@ -118,3 +119,25 @@ def test_the_gms_order_that_completes_the_turn_sends_the_others_their_results_al
     assert "Results of Turn 1" in str(results["Subject"])
     told = _flat(body_of(last(rc, ADDRESS["anna"])))
     assert "The deadline is unchanged" not in told and "Turn 2 of 5: tactical is now due" in told, told
+
+
+def test_orders_for_a_finished_game_are_pointed_to_the_players_game_running_now(rc: TestApp) -> None:
+    """Played by mail (playtest4): in a season, runners answered race 2's final result with
+    orders while race 3 was open; they were told only "[ERROR] cup-a-r2 has finished; no more
+    orders are taken". The refusal names the player's game running now."""
+    gm_helpers.to_the_finish(rc, "rc1")
+    with rc.db.transaction() as session:
+        create_game(
+            rc.shell,
+            session,
+            kind="racecraft",
+            name="rc2",
+            players=[PlayerSpec(s, ADDRESS[s], s.title(), "UTC") for s in ("kelly", "seb", "anna", "roger", "steve")],
+            gm_address=gm_helpers.GM,
+            deadline="48h",
+        )
+    rc.service.send()
+    player_says(rc, "kelly", "USE 1")
+    text = _flat(body_of(last(rc, ADDRESS["kelly"])))
+    assert "rc1 has finished; no more orders are taken." in text, text
+    assert "Your game running now is rc2: send its orders in reply to its latest mail." in text, text
