@@ -93,7 +93,14 @@ def unauthenticated(
                 reason=Reason.UNKNOWN_SENDER,
                 answer=fate,
             )
-        return practice.ask(batch.shell, session, inbound.sender, asked[0].kind, asked[0].level)
+        return practice.ask(
+            batch.shell,
+            session,
+            inbound.sender,
+            asked[0].kind,
+            asked[0].level,
+            not_done=[c.verb for c in commands.player if c is not asked[0]] + [c.verb for c in commands.gm],
+        )
     if (who.claimed or who.claimed_gm) and not codes:
         # (A List-Unsubscribe mail comes from the registered address without a proof: its
         # code is the proof, and it is answered as the commands for anyone are.)
