@@ -93,26 +93,14 @@ def unauthenticated(
                 reason=Reason.UNKNOWN_SENDER,
                 answer=fate,
             )
-        return practice.ask(
-            batch.shell,
-            session,
-            inbound.sender,
-            asked[0].kind,
-            asked[0].level,
-            not_done=[c.verb for c in commands.player if c is not asked[0]] + [c.verb for c in commands.gm],
-        )
+        not_done = [c.verb for c in commands.player if c is not asked[0]] + [c.verb for c in commands.gm]
+        return practice.ask(batch.shell, session, inbound.sender, asked[0].kind, asked[0].level, not_done=not_done)
     if (who.claimed or who.claimed_gm) and not codes:
         # (A List-Unsubscribe mail comes from the registered address without a proof: its
         # code is the proof, and it is answered as the commands for anyone are.)
-        claimed_without_proof(
-            batch,
-            limits,
-            session,
-            mail,
-            who,
-            ping=any(isinstance(c, Ping) for c in commands.player),
-            settings=[c.verb for c in commands.player if isinstance(c, _SETTINGS)],
-        )
+        ping = any(isinstance(c, Ping) for c in commands.player)
+        settings = [c.verb for c in commands.player if isinstance(c, _SETTINGS)]
+        claimed_without_proof(batch, limits, session, mail, who, ping=ping, settings=settings)
     # RATING is about the person, not a game: from a person's own registered address it is
     # answered as the commands for anyone are (at that address; `bot.commands.ratings`).
     person = any(isinstance(c, Rating) for c in commands.player) and ratings.by_plain_address(context) is not None
