@@ -167,6 +167,10 @@ class News:
 
 
 LEAD, NEWS, AFTER = 0, 1, 2
+# The kind of the news that the GM's mail completed the open turn and it was resolved: a seat
+# with no other news of the mail is not told it (its results are the news), and the turn open
+# after it is a new one, "now due".
+RESOLVED = "early_gm_last"
 
 
 def announce(
@@ -200,7 +204,7 @@ def tell_players(shell: Shell, session: Session, game: Game, news: Sequence[News
     sent = 0
     for seat in store.mailed_seats(game):
         told = sorted((n for n in news if n.about != seat.name and n.to in (None, seat.name)), key=lambda n: n.rank)
-        if not told:
+        if all(n.kind == RESOLVED for n in told):  # nothing to tell, or only what the results tell
             continue
         kind = told[0].kind if len(told) == 1 else "announce"
         zone = seat.player.timezone
@@ -213,7 +217,8 @@ def tell_players(shell: Shell, session: Session, game: Game, news: Sequence[News
                 if turn is not None
                 else None,
                 "paused": outlook.timing(game, turn).paused,
-                "moved": any(n.calendar for n in told),  # the deadline moved: "now due", else "unchanged"
+                # the deadline moved, or the open turn is one the GM's mail opened: "now due", else "unchanged"
+                "moved": any(n.calendar or n.kind == RESOLVED for n in told),
                 # A deadline the GM set while paused is the one RESUME keeps (`resume`): said.
                 "set_for_resume": any(n.kind in ("extend", "deadline") for n in told),
                 "timezone": zone,

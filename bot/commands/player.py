@@ -182,6 +182,8 @@ def _gm_status(ctx: CommandContext, games: list[Game]) -> Letter:
 
 def show_orders(ctx: CommandContext, command: ShowOrders) -> Reply:
     session, seat = ctx.session, ctx.seat
+    if command.game:  # "ORDERS sc1", as STATUS sc1 names its game: the seat in that game
+        seat = ctx.seat_in(_game_of(ctx, command.game, "ORDERS"))
     if seat is None:
         return Reply((which_game(ctx.inbound, ctx.who),))
     rules, state, turn = turns.current_state(session, seat.game)

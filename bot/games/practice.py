@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import logging
 import weakref
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from sqlalchemy import Text, cast, func, or_, select
@@ -234,9 +235,18 @@ def start_now(
     return game.name
 
 
-def ask(shell: Shell, session: Session, sender: str, kind: str, level: RobotLevel = RobotLevel.NORMAL) -> Done:
+def ask(
+    shell: Shell,
+    session: Session,
+    sender: str,
+    kind: str,
+    level: RobotLevel = RobotLevel.NORMAL,
+    *,
+    not_done: Sequence[str] = (),
+) -> Done:
     """A stranger's PRACTICE: no game yet, a code to the From (`confirm` starts it). The
-    request keeps the game kind and, for easy robots, the level: ``racecraft:easy``."""
+    request keeps the game kind and, for easy robots, the level: ``racecraft:easy``. The
+    mail's other commands (`not_done`, their verbs) are not done: the code mail says so."""
     sender = sender.strip().lower()
     if not sender:
         raise Ignored(say("mail_record", why="no_sender", verb="PRACTICE"), reason=Reason.NO_SENDER)
@@ -251,6 +261,7 @@ def ask(shell: Shell, session: Session, sender: str, kind: str, level: RobotLeve
         subject_tag=tokens.subject_tag(code),
         valid_days=tokens.VALID_DAYS,
         idle_days=shell.settings.practice.idle_days,
+        not_done=not_done,
     )
     return Done(
         say("mail_record", why="practice_asked"),

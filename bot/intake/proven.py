@@ -95,7 +95,10 @@ def resolve_completed(shell: Shell, session: Session, game: Game, told: list[gm.
         if told and rules.expected_players(state):  # else the results are the news
             told.append(
                 gm.News(
-                    say("early_gm_last_title", label=turn.label), say("early_gm_last", label=turn.label), claims=said
+                    say("early_gm_last_title", label=turn.label),
+                    say("early_gm_last", label=turn.label),
+                    kind=gm.RESOLVED,
+                    claims=said,
                 )
             )
     return out
