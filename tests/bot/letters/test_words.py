@@ -47,7 +47,7 @@ def test_every_game_has_its_own_words_for_how_a_seat_takes_part() -> None:
             assert 'kind == "racecraft"' not in path.read_text(encoding="utf-8"), path
 
 
-_LINE = st.text(st.characters(blacklist_categories=("Cs",)), max_size=30)
+_LINE = st.text(st.characters(exclude_categories=["Cs"]), max_size=30)
 
 
 @settings(max_examples=60, deadline=None)
