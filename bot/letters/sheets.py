@@ -9,6 +9,7 @@ RESEND); this module says how it reads.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -113,6 +114,16 @@ def season_words(season: SeasonTable | None) -> str:
     return say("season_table", table=season) if season is not None else ""
 
 
+def _seat_words(seat: Seat, labels: Mapping[str, str]) -> dict[str, Any]:
+    """The seat a letter goes to, as its templates name it (``shown``: its label, or its name)."""
+    return {
+        "name": seat.name,
+        "display": seat.player.name,
+        "address": seat.player.address,
+        "shown": labels.get(seat.name, seat.name),
+    }
+
+
 def seat_context(
     shell: Shell,
     session: Session,
@@ -149,12 +160,7 @@ def seat_context(
     ctx = game_context(shell, game, rules)
     ctx.update(
         {
-            "seat": {
-                "name": seat.name,
-                "display": seat.player.name,
-                "address": seat.player.address,
-                "shown": labels.get(seat.name, seat.name),
-            },
+            "seat": _seat_words(seat, labels),
             "view": rules.view(state, outcome.resolution if outcome else None, seat.name),
             "report": public_report(shell.renderer, cache, rules, state, outcome, labels),
             "robots": labels,
