@@ -212,7 +212,12 @@ def old_database(
     return config, url
 
 
-def plays_on_after_migrate(config: Path, url: str, revision: str, capsys: pytest.CaptureFixture[str]) -> None:
+def migrated_up_with_the_games_as_they_were(
+    config: Path, url: str, revision: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`flagman migrate` brings the database at `revision` to the head; `doctor` passes, the
+    games are where they were (rc1's orders of turn 2 on file, turn 2 of both open) and every
+    turn played replays to the same outcome."""
     engine = make_engine(url)
     assert current_revision(engine) == revision
     engine.dispose()
@@ -222,10 +227,23 @@ def plays_on_after_migrate(config: Path, url: str, revision: str, capsys: pytest
     assert f"database migrated up from revision {revision} to {head_revision()}" in said, said
     assert flagman(config, "doctor") == 0, capsys.readouterr().out
     capsys.readouterr()
-    # Orders sent before the upgrade are still on file; the others reply to sheets mailed before it.
+    # Orders sent before the upgrade are still on file.
     assert flagman(config, "game", "show", "rc1") == 0
     shown = capsys.readouterr().out
     assert [line.split()[0] for line in shown.splitlines() if "orders in" in line] == ["kelly", "seb"], shown
+    assert turn_rows(url, "rc1") == [(1, True), (2, False)]
+    assert turn_rows(url, "sc1") == [(1, True), (2, False)]
+    for game in ("rc1", "sc1"):
+        assert flagman(config, "replay", game) == 0
+        assert "all identical" in capsys.readouterr().out
+
+
+def plays_on_after_migrate(config: Path, url: str, revision: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """`migrated_up_with_the_games_as_they_were`, and the games go on: the seats that had not
+    ordered reply to sheets mailed before the upgrade, both games' turn 2 is resolved with the
+    orders from before and after it, the results are mailed, and every turn replays the same."""
+    migrated_up_with_the_games_as_they_were(config, url, revision, capsys)
+    # The others reply to sheets mailed before the upgrade.
     for seat in ("steve", "roger"):
         reply(config, seat, "CRUISE")
     assert flagman(config, "poll") == 0
@@ -252,14 +270,30 @@ def plays_on_after_migrate(config: Path, url: str, revision: str, capsys: pytest
         assert "all identical" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("revision", EARLIER)
+# Played on after the upgrade: from the first schema (every migration on the way up) and from
+# the previous release's; from every other earlier schema the games are checked as they were
+# (on file, replaying the same), which is what a migration could break in them.
+PLAYED_ON = (EARLIER[0], PREVIOUS)
+
+
+@pytest.mark.parametrize("revision", PLAYED_ON)
 def test_migrate_from_an_earlier_schema_with_games_in_progress_and_they_play_on(
     tmp_path: Path, played_site: Path, revision: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """SQLite at every earlier revision, games in the middle: `flagman migrate` brings it to
-    the head, and the games go on where they were."""
+    """SQLite at the first revision and the previous release's, games in the middle: `flagman
+    migrate` brings it to the head, and the games go on where they were."""
     config, url = old_database(tmp_path, played_site, "sqlite", revision)
     plays_on_after_migrate(config, url, revision, capsys)
+
+
+@pytest.mark.parametrize("revision", [r for r in EARLIER if r not in PLAYED_ON])
+def test_migrate_from_any_other_earlier_schema_keeps_the_games_in_progress_as_they_were(
+    tmp_path: Path, played_site: Path, revision: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SQLite at every other earlier revision, games in the middle: `flagman migrate` brings it
+    to the head with the games on file where they were, every turn replaying the same."""
+    config, url = old_database(tmp_path, played_site, "sqlite", revision)
+    migrated_up_with_the_games_as_they_were(config, url, revision, capsys)
 
 
 @pytest.mark.e2e
