@@ -19,8 +19,10 @@ from __future__ import annotations
 import email
 import email.policy
 import shutil
+import sqlite3
 import subprocess
 import sys
+import tempfile
 from email.message import EmailMessage
 from pathlib import Path
 
@@ -29,7 +31,15 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import FromClause, MetaData, create_engine, func, insert, select, text
 
 from bot.cli import main
-from bot.db import Database, alembic_config, current_revision, head_revision, make_engine, migrate
+from bot.db import (
+    Database,
+    alembic_config,
+    current_revision,
+    head_revision,
+    make_engine,
+    migrate,
+    prepare_sqlite_file,
+)
 from bot.mail_in.inbox import deliver_to_maildir
 from bot.settings import load_settings
 from bot.testing import reply_to
@@ -110,11 +120,34 @@ def games_in_progress(tmp_path: Path, played: Path) -> Path:
 MOVED = {("outbox", "data"): "outbox_body"}
 
 
+_empty_at: dict[str, Path] = {}  # revision -> an empty SQLite file at it, made in this process
+
+
+def empty_schema_at(url: str, revision: str) -> None:
+    """The database of `url` at `revision` (an earlier one), empty, as `alembic upgrade
+    <revision>` makes it: for SQLite a copy of a file made once in this process, every earlier
+    revision's file made on one walk up the chain (one migration each, not every migration up
+    to it for each revision)."""
+    if not url.startswith("sqlite:///"):
+        migrate(url, revision)
+        return
+    if not _empty_at:
+        walk = Path(tempfile.mkdtemp(prefix="fm-revisions-"))
+        for step in EARLIER:
+            migrate(f"sqlite:///{walk / 'walk.sqlite'}", step)
+            with sqlite3.connect(walk / "walk.sqlite") as conn:  # every page in the file itself
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            conn.close()
+            _empty_at[step] = shutil.copyfile(walk / "walk.sqlite", walk / f"{step}.sqlite")
+    prepare_sqlite_file(url)
+    shutil.copyfile(_empty_at[revision], url.removeprefix("sqlite:///"))
+
+
 def copy_into_schema(source_url: str, target_url: str, revision: str) -> None:
     """A database at `revision` (as that release's `alembic upgrade` made it), holding the rows
     of `source_url` in that schema: the columns it has (a column moved since read from where it
     is now, `MOVED`), nothing else."""
-    migrate(target_url, revision)
+    empty_schema_at(target_url, revision)
     source, target = make_engine(source_url), make_engine(target_url)
     try:
         old, new = MetaData(), MetaData()
