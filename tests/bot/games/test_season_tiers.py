@@ -21,13 +21,16 @@ from bot.models import Game, GmAudit, Player, Season, SeasonDraw, SeriesEntry, S
 from bot.testing import TestApp, body_of, reply_to, words_of
 from tests.bot.gm_helpers import (
     GM,
+    Played,
     bodies,
+    copy_of,
     cycle,
     game_row,
     gm_says,
     last,
     mails,
     new_app,
+    played_once,
     player_says,
     to_the_finish,
 )
@@ -37,12 +40,10 @@ TOP = tuple((s, f"{s}@example.org") for s in ("kelly", "seb", "steve", "roger", 
 LOW = tuple((s, f"{s}@example.org") for s in ("uma", "vic", "walt", "xia", "zed"))
 
 
-@pytest.fixture
-def tiers(tmp_path: Path) -> Iterator[TestApp]:
+def _play_tiers(app: TestApp) -> None:
     """Series cup: tier 1 (top1, game a1: five drivers), tier 2 (low1, game b1: five others), one
     race each, one up and one down; both races run to their end, and the seasons
     marked finished by the tick after."""
-    app = new_app(tmp_path)
     with app.db.transaction() as session:
         for game, people in (("a1", TOP), ("b1", LOW)):
             create_game(
@@ -72,6 +73,18 @@ def tiers(tmp_path: Path) -> Iterator[TestApp]:
     to_the_finish(app, "a1")
     to_the_finish(app, "b1")
     app.service.tick()
+
+
+@pytest.fixture(scope="module")
+def played_tiers(tmp_path_factory: pytest.TempPathFactory) -> Played:
+    """`_play_tiers`, played once for the module's tests to copy."""
+    return played_once(tmp_path_factory.mktemp("tiers"), _play_tiers)
+
+
+@pytest.fixture
+def tiers(played_tiers: Played, tmp_path: Path) -> Iterator[TestApp]:
+    """A copy of the two tiers played to their end (`_play_tiers`)."""
+    app = copy_of(played_tiers, tmp_path / "played")
     yield app
     app.close()
 
