@@ -381,7 +381,7 @@ def test_newcomers_who_joined_and_the_bench_opted_in_go_to_the_lowest_tier_and_r
         assert low is not None
         low.bench_newcomers, low.min_field = True, 8
     gm_says(tiers, "SEASON b1 NEXT", game="b1")
-    text = body_of(last(tiers, GM))
+    text = words_of(last(tiers, GM))
     assert "Nia (new to the series), Oli (new to the series), robot-1 (a robot)." in text
     gm_says(tiers, "SEASON b1 NEXT CONFIRM", game="b1")
     with tiers.db.read() as session:
@@ -428,7 +428,7 @@ def test_a_join_after_the_draw_is_shown_makes_it_stale(tiers: TestApp) -> None:
         found = season_tiers.draw_of(session, "cup")
         assert found is not None and found[0].stale
     gm_says(tiers, "SEASON b1 NEXT REDRAW", game="b1")
-    assert "Kim (new to the series)." in body_of(last(tiers, GM))
+    assert "Kim (new to the series)." in words_of(last(tiers, GM))
 
 
 def test_season_new_takes_a_least_field_and_the_bench_by_mail_and_cli(tmp_path: Path) -> None:
@@ -444,7 +444,7 @@ def test_season_new_takes_a_least_field_and_the_bench_by_mail_and_cli(tmp_path: 
         gm_says(app, "SEASON rc1 NEW low SERIES league TIER 2 BENCH yes")
         assert "BENCH takes ON or OFF" in body_of(last(app, GM))
         gm_says(app, "SEASON rc1 NEW low SERIES league TIER 2 FIELD 6 BENCH ON")
-        assert "robots fill its next race to 6 drivers; the substitutes bench drawn in" in body_of(last(app, GM))
+        assert "robots fill its next race to 6 drivers; the substitutes bench drawn in" in words_of(last(app, GM))
         with app.db.read() as session:
             season = seasons.find_season(session, "low")
             assert season is not None and (season.min_field, season.bench_newcomers) == (6, True)
