@@ -96,6 +96,8 @@ def game_summary(shell: Shell, session: Session, game: Game, zone: str) -> dict[
             }[seen.status(name)].append(shown(name))
     else:
         out["result"] = [", ".join(shown(name) for name in place) for place in rules.standings(state)]
+        # Finished again after a ROLLBACK reopened it: this result replaces the one sent before.
+        out["corrected"] = game.finishes > 1
     out["streaks"] = [f"{shown(s.name)} {s.nmr_streak}" for s in store.active_seats(game) if s.nmr_streak > 0]
     out["plots"] = [shown(s.name) for s in store.active_seats(game) if s.gm_plot]
     return out
