@@ -638,8 +638,15 @@ def test_each_gm_sees_a_finished_race_of_theirs_once_and_a_corrected_one_once_mo
                     app.shell,
                     session,
                     seasons.SeasonSettings(
-                        name=name, kind="racecraft", gm_address=gm, races=1, games=(game,), series="cup",
-                        tier=tier, promote=1, relegate=1,
+                        name=name,
+                        kind="racecraft",
+                        gm_address=gm,
+                        races=1,
+                        games=(game,),
+                        series="cup",
+                        tier=tier,
+                        promote=1,
+                        relegate=1,
                     ),  # fmt: skip
                 )
         app.service.send()
