@@ -131,6 +131,19 @@ class Outlook:
             found[self.status(s.seat)].append(s.seat)
         return {status: tuple(names) for status, names in found.items()}
 
+    def waits_for(self, when: Timing) -> tuple[str, ...] | None:
+        """The seats whose complete orders the turn still waits for before it resolves early
+        (`bot.games.turns.is_due`: the game's early resolution, a person among the seats it
+        expects, every set complete and no WAIT holding it); None where nothing but the deadline
+        (or the GM) resolves it: early resolution off, the game paused, a WAIT holding it, a
+        practice race's pace, or only robots to order."""
+        robots = {s.name for s in self.game.seats if s.robot} if self.game is not None else set()
+        if not when.early or when.paused or when.resolved or when.practice or self.held:
+            return None
+        if all(s.seat in robots for s in self.seats):
+            return None
+        return tuple(s.seat for s in self.seats if self.status(s.seat) is not Status.COMPLETE)
+
     @property
     def filled(self) -> dict[str, str]:
         """A defaulted seat -> how its orders were filled in ("plot" or "default")."""

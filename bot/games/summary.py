@@ -77,12 +77,15 @@ def game_summary(shell: Shell, session: Session, game: Game, zone: str) -> dict[
     rules, state, turn = turns.current_state(session, game)
     if turn is not None:
         out["turn"] = turn.label
-        out["claims"] = (claims.of_turn(game, turn),)  # the deadline it shows (none while paused)
         # A paused game has no deadline running (the tick leaves it be until RESUME).
         out["deadline"] = None if outlook.timing(game, turn).paused else deadline_text(outlook.timing(game, turn), zone)
         # Orders a ROLLBACK kept for the turn after this one: not on file for any turn yet.
         out["kept"] = [shown(k.seat) + (" (your ORDER)" if k.source == "gm" else "") for k in carried.of_turn(turn)]
-        out.update(who_is_in(outlook.of_turn(game, rules, state, store.turn_submissions(session, turn)), shown))
+        seen = outlook.of_turn(game, rules, state, store.turn_submissions(session, turn))
+        out.update(who_is_in(seen, shown))
+        # What it claims: what counts for each seat, the deadline (none while paused), whom the
+        # turn still waits for before it resolves early.
+        out["claims"] = (claims.of_outlook(game, turn, seen),)
     else:
         out["result"] = [", ".join(shown(name) for name in place) for place in rules.standings(state)]
         # Finished again after a ROLLBACK reopened it: this result replaces the one sent before.
