@@ -65,6 +65,7 @@ def _play(grace_minutes: int, early: bool, moves: list[str], minutes: int, send_
             counts = {str(c["seat"]): c for c in listed}
             assert set(PEOPLE) <= set(counts), "the digest claims what counts for every seat it lists"
             waits = claim["waits_for"]
+            assert waits is None or isinstance(waits, list)
             if send_waited:
                 # Those it waits for send a complete set (everyone, where it waits for no one).
                 for seat in PEOPLE if waits is None else waits:
