@@ -457,12 +457,16 @@ def test_refusals_status_preview_the_gms_answers_and_the_digest_carry_their_clai
         "gm_deadline": 0,
         "gm_pause": 0,
         "gm_resume": 0,
-        "digest": 0,
+        "digest": seats,  # what counts for every seat (claims.of_outlook)
         "gm_preview": seats,
     }.items():
-        made = [c for (k, _), cs in claimed.items() if k == kind for c in cs]
+        made = [(to, c) for (k, to), cs in claimed.items() if k == kind for c in cs]
         assert made, f"no claim in a {kind} letter"
-        assert all(len(c["counts"]) == counts for c in made), (kind, made)
+        # A GM's STATUS is the digest's block of the game: what counts for every seat.
+        assert all(len(c["counts"]) == (seats if (kind, to) == ("status", GM) else counts) for to, c in made), (
+            kind,
+            made,
+        )
     assert ledger.checked >= seats  # PREVIEW's and the refusal's claims among those checked
 
 

@@ -8,12 +8,14 @@ next season and starts its first race with the drawn drivers."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
 
+from bot.clock import as_utc
 from bot.games import season_tiers, seasons
 from bot.games.turns import PlayerSpec, create_game
 from bot.gm import digest
@@ -143,10 +145,12 @@ def test_the_draw_waits_in_the_digest_and_by_mail_and_nothing_is_made_until_conf
 def test_a_digest_with_only_a_draw_waiting_says_so_and_prints_no_empty_section(tiers: TestApp) -> None:
     """A digest names what waits for the GM in its subject: with no game running or just
     finished, "a draw to confirm", not "0 games"; a section with nothing in it is not printed."""
+    assert digest.send_due_digests(tiers.shell, force=True) == 1  # the races' finish: listed once
     moving_clock(tiers).advance(timedelta(days=3))
     assert digest.send_due_digests(tiers.shell, force=True) == 1
     tiers.service.send()
-    (sent,) = [m for m in mails(tiers, GM) if "GM digest" in str(m["Subject"])]
+    first, sent = [m for m in mails(tiers, GM) if "GM digest" in str(m["Subject"])]
+    assert str(first["Subject"]).startswith("[GM digest] 2 games, a draw to confirm, "), first["Subject"]
     subject = str(sent["Subject"])
     assert subject.startswith("[GM digest] a draw to confirm, "), subject
     assert "0 games" not in subject
@@ -595,3 +599,95 @@ def test_a_strangers_join_of_a_series_between_seasons_is_double_opt_in_under_the
     joined = ["Kim", "Ann-Marie O'Neil", "Kim de Vries", "Xu", "lee"]
     drawn = [d.name for d in found[0].tiers[1].drivers if d.name in joined]
     assert drawn and drawn == joined[: len(drawn)], drawn
+
+
+def _mornings(app: TestApp, days: int) -> None:
+    """`days` days of the service as it runs: its jobs and the digest's job (`send_due_digests`,
+    not forced: each GM's digest at 08:00 their time), every twelve hours."""
+    for _ in range(days * 2):
+        moving_clock(app).advance(timedelta(hours=12))
+        cycle(app)
+        digest.send_due_digests(app.shell)
+        app.service.send()
+
+
+def _listed_finished(app: TestApp, address: str, race: str) -> list[tuple[datetime, str]]:
+    """The digests sent to `address` that list `race` as finished: when each was sent, and the
+    block's words."""
+    head = f"== {race} (Racecraft): finished =="
+    found = []
+    for mail in mails(app, address):
+        text = words_of(mail)
+        if "GM digest" in str(mail["Subject"]) and head in text:
+            block = text.split(head, 1)[1]
+            for end in ("==", "Since the last digest", "In the last day"):
+                block = block.split(end, 1)[0]
+            found.append((parsedate_to_datetime(str(mail["Date"])), block))
+    return found
+
+
+def _finished_at(app: TestApp, race: str) -> datetime:
+    finished = game_row(app, race).finished_at
+    assert finished is not None
+    return as_utc(finished)
+
+
+def test_each_gm_sees_a_finished_race_of_theirs_once_and_a_corrected_one_once_more(tmp_path: Path) -> None:
+    """mail-interface.md, "The digest": a GM's digest lists the games they run. A race that
+    finished is listed, for its own GM, in the first digest after it finished -- also when it
+    was the GM's last game running -- and in no later one; resolved again after a ROLLBACK, it
+    is listed once more, marked corrected. Played by mail (playtest3): tier 1 (GM) ended days
+    before tier 2 (GM2), and only tier 2's race was listed as finished."""
+    app = new_app(tmp_path)
+    try:
+        with app.db.transaction() as session:
+            for game, people, gm, hours in (("a1", TOP, GM, "24h"), ("b1", LOW, GM2, "96h")):
+                create_game(
+                    app.shell, session, kind="racecraft", name=game, gm_address=gm, seed=3, deadline=hours,
+                    options={"turns": "3"}, players=[PlayerSpec(s, a, s.title(), "UTC") for s, a in people],
+                )  # fmt: skip
+            for name, tier, game, gm in (("top1", 1, "a1", GM), ("low1", 2, "b1", GM2)):
+                seasons.create_season(
+                    app.shell,
+                    session,
+                    seasons.SeasonSettings(
+                        name=name,
+                        kind="racecraft",
+                        gm_address=gm,
+                        races=1,
+                        games=(game,),
+                        series="cup",
+                        tier=tier,
+                        promote=1,
+                        relegate=1,
+                    ),  # fmt: skip
+                )
+        app.service.send()
+        _mornings(app, 4)
+        assert str(game_row(app, "a1").status) == "finished" and str(game_row(app, "b1").status) == "active"
+        _mornings(app, 10)
+        assert str(game_row(app, "b1").status) == "finished"
+        for gm, race, other in ((GM, "a1", "b1"), (GM2, "b1", "a1")):
+            (listed,) = _listed_finished(app, gm, race)  # once, for its own GM
+            assert listed[0] - _finished_at(app, race) <= timedelta(days=1), f"{race}: the next morning's digest"
+            assert "corrected" not in listed[1]
+            assert not _listed_finished(app, gm, other), "a GM sees the games they run"
+
+        gm_says(app, "ROLLBACK b1", game="b1", sender=GM2)
+        gm_says(app, "SEASON b1 NEXT", game="b1", sender=GM2)
+        gm_says(app, "SEASON a1 NEXT", game="a1")
+        _mornings(app, 1)
+        gm_says(app, "PROCESS b1", game="b1", sender=GM2)
+        assert str(game_row(app, "b1").status) == "finished"
+        gm_says(app, "SEASON b1 NEXT REDRAW", game="b1", sender=GM2)
+        gm_says(app, "SEASON b1 NEXT CONFIRM", game="b1", sender=GM2)
+        gm_says(app, "SEASON a1 NEXT CONFIRM", game="a1")
+        assert "season 2 is made" in body_of(last(app, GM))
+        _mornings(app, 3)
+        first, again = _listed_finished(app, GM2, "b1")  # once more, and no more
+        assert again[0] - _finished_at(app, "b1") <= timedelta(days=1)
+        assert "Finished again after a ROLLBACK" in again[1] and "corrected" not in first[1]
+        assert len(_listed_finished(app, GM, "a1")) == 1, "tier 1's GM: still once"
+        assert not _listed_finished(app, GM, "b1")
+    finally:
+        app.close()
