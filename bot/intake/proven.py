@@ -12,7 +12,7 @@ import logging
 
 from sqlalchemy.orm import Session
 
-from bot import store
+from bot import outlook, store
 from bot.commands import MAX_COMMANDS, PLAYER_COMMANDS, MailCommands, gm, registry, suggest
 from bot.commands.grammar import CommandProblem, Process, is_courtesy
 from bot.commands.handlers import CommandContext, which_game
@@ -23,6 +23,7 @@ from bot.games.identity import Who
 from bot.intake import orders
 from bot.intake.batch import Batch, Mail
 from bot.letters import ToGm, ToSeat, claims
+from bot.letters.records import Came, command_label
 from bot.letters.words import say
 from bot.models import AttentionKind, Game, Reason, Seat
 from bot.outlook import what_counts
@@ -103,14 +104,17 @@ def resolve_completed(shell: Shell, session: Session, game: Game, told: list[gm.
             claims.of_turn(game, turn, claims.counts(s.name, what_counts(rules, state, s, on_file)), resolved=True)
             for s in store.mailed_seats(game)
             if s.name in rules.expected_players(state)
-            for on_file in [store.orders_on_file(rules, state, s, subs.get(s.id, ()))]
+            for on_file in [outlook.on_file(rules, state, s, subs.get(s.id, ()))]
         )
         _writes, resolved = deadline.resolve_writes(shell, session, game, turn)
         out.append(resolved)
         if told and rules.expected_players(state):  # else the results are the news
             told.append(
                 gm.News(
-                    say("early_gm_last_title", label=turn.label), say("early_gm_last", label=turn.label), claims=said
+                    say("early_gm_last_title", label=turn.label),
+                    say("early_gm_last", label=turn.label),
+                    kind=gm.RESOLVED,
+                    claims=said,
                 )
             )
     return out
@@ -195,7 +199,7 @@ def _run_gm_commands(
             # sends: every mail is true when it is read, in the order it arrives.
             _tell(batch, session, gm_command.game, news)
         result = registry.run_gm(batch.shell, session, inbound, gm_command)
-        handled.append(f"{result.verb} {'done' if result.ok else 'refused'}")
+        handled.append(command_label(result.verb, came=Came.DONE if result.ok else Came.REFUSED))
         if result.letter is not None:
             mail.answers.append(result.letter)
         news.setdefault(result.game, []).extend(result.news)
