@@ -23,24 +23,32 @@ the bench is offered the seat by mail and the substitute takes it by replying, a
 the end of that race and through race 3. The table counts the leaver as not finishing race 2 (no
 penalty, docs/championships.md "Scoring") and the substitute as the seat's driver from then on;
 the substitute, holding a seat of the last race, goes on into the next season's tiers and the
-leaver does not; RECORD by mail credits the substitute with the seat taken over."""
+leaver does not; RECORD by mail credits the substitute with the seat taken over.
+
+Each of the two runs on one database (the first on PostgreSQL, the second on SQLite): the
+database cannot change a season's words, and the last test proves it, a small series in two
+tiers (next races made under the season's lock, the draw stored, confirmed by each tier's GM,
+the next season made) sending the same mails on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
 import re
 from datetime import timedelta
 from email.message import EmailMessage
+from pathlib import Path
 
+import pytest
 from sqlalchemy import select
 
 from bot.games import reliability, season_tiers, seasons
 from bot.games.turns import PlayerSpec, create_game
-from bot.models import Player, Season, SeasonDraw
-from bot.testing import FakeClock, body_of, plain_mail, reply_to, words_of
+from bot.models import Game, Player, Season, SeasonDraw, Seat
+from bot.testing import FakeClock, FakeMailer, TestApp, body_of, plain_mail, reply_to, words_of
 from rules import find_game
 from rules.season import Finish, Outcome, RaceResult, ScoringTable, SeasonRules, standings
 from tests.e2e.conftest import MailWorld
 from tests.e2e.test_game_by_mail import cycle, read_inbox
+from tests.servers import Postgres
 
 DRIVERS = ("ada", "ben", "cyd", "dov", "eli", "fay", "gus", "hal")
 NO_SHOW = "hal"  # never orders in race 1
@@ -72,6 +80,9 @@ def _final_places(text: str, handed: dict[str, str] | None = None) -> list[tuple
     return found
 
 
+# One database each (the database cannot change a season's words: the small series at the end of
+# this file proves it on both): this one on PostgreSQL, the two tiers on SQLite.
+@pytest.mark.parametrize("world", ["postgresql"], indirect=True)
 def test_a_three_race_season_of_eight_drivers_by_real_mail(world: MailWorld) -> None:
     tag = world.domain.split(".")[0]
     address = {d: world.player(f"{d}-{tag}") for d in (*DRIVERS, SUBSTITUTE, VOLUNTEER)}
@@ -307,6 +318,7 @@ def _finished(world: MailWorld, game: str) -> bool:
         return row is not None and str(row.status) == "finished"
 
 
+@pytest.mark.parametrize("world", ["sqlite"], indirect=True)
 def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: MailWorld) -> None:
     """Eight drivers in two tiers of four (Speed Circuit, one lap; scoring custom:3,1 in tier 1,
     f1+pole:1 in tier 2; one result dropped, a no-show loses 3), three races each, made by the bot; the seasons made by the GM's
@@ -511,3 +523,106 @@ def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: Mai
         )
         cycle(world)
         assert line in words_of(read_inbox(world, address[who])[-1]), who
+
+
+# -- what the database may change: the same small tiered series on SQLite and on PostgreSQL -------
+
+
+def _small_series_by_mail(app: TestApp) -> list[tuple[str, str, str]]:
+    """Series cup in two tiers of five (Racecraft, three turns), two races a season made by the
+    bot (the season locked, its next race seated from the table), each tier run by its own GM;
+    the draw in both GMs' digests, confirmed by each by mail (the tiers confirmed stored with the
+    draw), then the next season's tiers made. Every mail the bot sent: (to, subject, its words with the passwords masked)."""
+    from tests.bot import gm_helpers as on
+    from tests.bot.gm_helpers import GM
+
+    gm2 = "gm2@example.org"
+    people = {
+        "a": tuple((s, f"{s}@example.org") for s in ("kelly", "seb", "steve", "roger", "anna")),
+        "b": tuple((s, f"{s}@example.org") for s in ("uma", "vic", "walt", "xia", "zed")),
+    }
+    with app.db.transaction() as session:
+        for tier, (key, seated) in enumerate(people.items(), start=1):
+            create_game(
+                app.shell, session, kind="racecraft", name=f"{key}1", gm_address=GM if tier == 1 else gm2, seed=3,
+                deadline="24h", options={"turns": "3"}, players=[PlayerSpec(s, a, s.title(), "UTC") for s, a in seated],
+            )  # fmt: skip
+            seasons.create_season(
+                app.shell,
+                session,
+                seasons.SeasonSettings(
+                    name=f"cup-{key}",
+                    kind="racecraft",
+                    gm_address=GM if tier == 1 else gm2,
+                    scoring="custom:3,1",
+                    races=2,
+                    games=(f"{key}1",),
+                    series="cup",
+                    tier=tier,
+                    promote=1 if tier == 2 else 0,
+                    relegate=1 if tier == 1 else 0,
+                ),  # fmt: skip
+            )
+    app.service.send()
+    for round_ in (1, 2):
+        for key, seated in people.items():
+            game = f"{key}1" if round_ == 1 else f"cup-{key}-r2"
+            for use, (seat, address) in enumerate(seated):
+                on.player_says(app, seat, f"USE {(use * round_) % 8}", game=game, address=address)
+            on.to_the_finish(app, game)
+        on.cycle(app)  # the next races, then the seasons' end
+    on.cycle(app)
+    from bot.gm import digest
+
+    assert digest.send_due_digests(app.shell, force=True) == 2, "each tier's GM gets the draw in a digest"
+    app.service.send()
+    on.gm_says(app, "SEASON cup-b-r2 NEXT CONFIRM", game="cup-b-r2", sender=gm2)
+    with app.db.read() as session:
+        assert session.scalars(select(SeasonDraw)).one().confirmed == [2], "tier 2 confirmed, nothing made"
+    on.gm_says(app, "SEASON cup-a-r2 NEXT CONFIRM", game="cup-a-r2")
+    with app.db.read() as session:
+        made = session.scalars(select(Season).where(Season.series == "cup", Season.edition == 2)).all()
+        assert sorted(s.tier for s in made) == [1, 2] and all(s.races[0].game.status == "active" for s in made)
+    mailer = app.mailer
+    assert isinstance(mailer, FakeMailer)
+    with app.db.read() as session:  # the passwords, drawn by `secrets`, not by the game's dice
+        drawn = [*session.scalars(select(Seat.secret)), *session.scalars(select(Game.gm_secret))]
+    passwords = re.compile("|".join(re.escape(s) for s in drawn))
+    return [(str(m["To"]), str(m["Subject"]), passwords.sub("*", words_of(m))) for m in mailer.messages()]
+
+
+def test_a_small_tiered_series_writes_the_same_letters_on_sqlite_and_on_postgresql(
+    tmp_path: Path, postgres: Postgres
+) -> None:
+    """The database cannot change a season's words: the same series (next races made by the bot
+    under the season's lock, tables, the draw stored and shown, each tier's GM confirming it, the
+    next season made) by mail on SQLite and on PostgreSQL sends the same mails, word for word.
+    The seasons by real mail above run on one database each."""
+    from dataclasses import replace
+
+    from bot.db import Database
+    from bot.dice import SeededEntropy
+    from bot.mail_out.render import Renderer
+    from bot.settings import DatabaseSettings
+    from bot.testing import FakeInbox
+    from tests.bot.conftest import make_settings
+    from tests.bot.gm_helpers import START
+    from tests.helpers import fresh_database
+
+    sent = []
+    for kind in ("sqlite", "postgresql"):
+        where = tmp_path / kind
+        where.mkdir()
+        url = fresh_database(kind, where, postgres if kind == "postgresql" else None)
+        settings = replace(make_settings(where), database=DatabaseSettings(url=url))
+        app = TestApp(
+            settings=settings, db=Database(url), clock=FakeClock(START), renderer=Renderer(), inbox=FakeInbox(),
+            mailer=FakeMailer(), entropy=SeededEntropy(0),
+        )  # fmt: skip
+        try:
+            sent.append(_small_series_by_mail(app))
+        finally:
+            app.close()
+    on_sqlite, on_postgresql = sent
+    assert len(on_sqlite) > 100 and any("season 2 is made" in subject for _, subject, _ in on_sqlite)
+    assert on_sqlite == on_postgresql
