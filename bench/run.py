@@ -29,9 +29,20 @@ from typing import Any
 from bench import budgets, deadline, hostile, ingest, latency, practice, ratings, retention, robots, scale
 from bench.burn import burners
 from bench.overrides import overrides
-from bench.world import world
+from bench.world import workers_in_process, world
 
-ALL = ("ingest", "deadline", "latency", "scale", "hostile", "budgets", "robots", "practice", "retention", "ratings")
+ALL = (
+    "ingest",
+    "deadline",
+    "latency",
+    "scale",
+    "hostile",
+    "budgets",
+    "robots",
+    "practice",
+    "retention",
+    "ratings",
+)
 DEFAULT = ("ingest", "deadline", "latency")
 SERVERLESS = ("hostile", "budgets", "robots", "practice", "retention", "ratings")
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -103,6 +114,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="N CPU burners (a process spinning on a core each) for the whole run, references included "
         f"(the deadline's target is then <= {deadline.TARGET_BURNING} x reference)",
     )
+    parser.add_argument(
+        "--workers-in-process",
+        action="store_true",
+        help="run the bot's and the references' timed workers in this process instead of one interpreter "
+        "each (the long-running service of latency keeps its own): the same work, figures not comparable "
+        "(the tests' tiny run)",
+    )
     parser.add_argument("--out", type=Path, default=None, help="the JSON file (default bench/results/<time>.json)")
     args = parser.parse_args(argv)
     try:
@@ -144,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     with contextlib.ExitStack() as stack:
         w = stack.enter_context(world(args.db)) if servers else None
         burning = stack.enter_context(burners(args.burn))  # after the servers' start, before every benchmark
+        if args.workers_in_process:
+            stack.enter_context(workers_in_process())
         if args.overrides:
             results["settings"] = args.overrides
             print(f"bot settings: {', '.join(args.set)}", flush=True)
