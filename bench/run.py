@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import budgets, deadline, hostile, ingest, latency, practice, ratings, retention, robots, scale
+from bench import budgets, deadline, hostile, ingest, latency, practice, ratings, retention, robots, scale, soak
 from bench.burn import burners
 from bench.overrides import overrides
 from bench.world import workers_in_process, world
@@ -36,6 +36,7 @@ ALL = (
     "deadline",
     "latency",
     "scale",
+    "soak",
     "hostile",
     "budgets",
     "robots",
@@ -56,14 +57,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--only",
         default=",".join(DEFAULT),
         help=f"comma-separated benchmarks out of {', '.join(ALL)} (default: {', '.join(DEFAULT)}; "
-        "scale and retention take long and run only when named; hostile, budgets, robots, practice and retention need no mail servers)",
+        "scale, soak and retention take long and run only when named; hostile, budgets, robots, practice and retention need no mail servers)",
     )
     parser.add_argument(
         "--size",
         type=int,
         default=None,
         help="ingest mails (default 5000); deadline games = size/10 (default 500); latency "
-        f"mails = min(100, size) (default 100); practice: live practice games (default {practice.GAMES}); "
+        f"mails = min(100, size) (default 100); soak: mails (default {soak.TOTAL}); "
+        f"practice: live practice games (default {practice.GAMES}); "
         "scale sizes are fixed",
     )
     parser.add_argument("--db", choices=("sqlite", "postgresql"), default="sqlite", help="the bot's database")
@@ -197,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
                     )
                 elif name == "latency":
                     result = latency.run(w, min(100, size or 100))
+                elif name == "soak":
+                    result = soak.run(w, size or soak.TOTAL)
                 else:
                     sizes = (
                         tuple(int(s) for s in args.scale_sizes.split(","))
