@@ -354,7 +354,7 @@ def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: Mai
         command = f"SEASON {season}-r1 NEW {season} SCORING {TIER_SCORING[season]} DROP 1 NOSHOW 3 RACES {TIER_RACES} SERIES cup TIER {tier} {moves}"
         world.dovecot.deliver(world.bot, reply_to(copy, command, sender=gm))
         cycle(world)
-    answers = "\n".join(body_of(m) for m in read_inbox(world, gm) if "GM:" in str(m["Subject"]))
+    answers = "\n".join(words_of(m) for m in read_inbox(world, gm) if "GM:" in str(m["Subject"]))
     assert "series cup, tier 1, its bottom 1 go down" in answers and "series cup, tier 2, its top 1 go up" in answers
 
     mailed: dict[str, dict[int, list[tuple[int, list[str], bool]]]] = {s: {} for s in TIERS}
