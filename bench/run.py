@@ -26,12 +26,24 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from bench import budgets, deadline, hostile, ingest, latency, practice, ratings, retention, robots, scale
+from bench import budgets, deadline, hostile, ingest, latency, practice, ratings, retention, robots, scale, soak
 from bench.burn import burners
 from bench.overrides import overrides
-from bench.world import world
+from bench.world import workers_in_process, world
 
-ALL = ("ingest", "deadline", "latency", "scale", "hostile", "budgets", "robots", "practice", "retention", "ratings")
+ALL = (
+    "ingest",
+    "deadline",
+    "latency",
+    "scale",
+    "soak",
+    "hostile",
+    "budgets",
+    "robots",
+    "practice",
+    "retention",
+    "ratings",
+)
 DEFAULT = ("ingest", "deadline", "latency")
 SERVERLESS = ("hostile", "budgets", "robots", "practice", "retention", "ratings")
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -45,14 +57,15 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--only",
         default=",".join(DEFAULT),
         help=f"comma-separated benchmarks out of {', '.join(ALL)} (default: {', '.join(DEFAULT)}; "
-        "scale and retention take long and run only when named; hostile, budgets, robots, practice and retention need no mail servers)",
+        "scale, soak and retention take long and run only when named; hostile, budgets, robots, practice and retention need no mail servers)",
     )
     parser.add_argument(
         "--size",
         type=int,
         default=None,
         help="ingest mails (default 5000); deadline games = size/10 (default 500); latency "
-        f"mails = min(100, size) (default 100); practice: live practice games (default {practice.GAMES}); "
+        f"mails = min(100, size) (default 100); soak: mails (default {soak.TOTAL}); "
+        f"practice: live practice games (default {practice.GAMES}); "
         "scale sizes are fixed",
     )
     parser.add_argument("--db", choices=("sqlite", "postgresql"), default="sqlite", help="the bot's database")
@@ -103,6 +116,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="N CPU burners (a process spinning on a core each) for the whole run, references included "
         f"(the deadline's target is then <= {deadline.TARGET_BURNING} x reference)",
     )
+    parser.add_argument(
+        "--workers-in-process",
+        action="store_true",
+        help="run the bot's and the references' timed workers in this process instead of one interpreter "
+        "each (the long-running service of latency keeps its own): the same work, figures not comparable "
+        "(the tests' tiny run)",
+    )
     parser.add_argument("--out", type=Path, default=None, help="the JSON file (default bench/results/<time>.json)")
     args = parser.parse_args(argv)
     try:
@@ -144,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     with contextlib.ExitStack() as stack:
         w = stack.enter_context(world(args.db)) if servers else None
         burning = stack.enter_context(burners(args.burn))  # after the servers' start, before every benchmark
+        if args.workers_in_process:
+            stack.enter_context(workers_in_process())
         if args.overrides:
             results["settings"] = args.overrides
             print(f"bot settings: {', '.join(args.set)}", flush=True)
@@ -177,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
                     )
                 elif name == "latency":
                     result = latency.run(w, min(100, size or 100))
+                elif name == "soak":
+                    result = soak.run(w, size or soak.TOTAL)
                 else:
                     sizes = (
                         tuple(int(s) for s in args.scale_sizes.split(","))

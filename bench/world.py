@@ -268,10 +268,40 @@ def move_back(dovecot: Dovecot, user: str, source: str = "Processed") -> int:
 # -- workers --------------------------------------------------------------------------------
 
 
+# Where `run_worker` runs a worker: in an interpreter of its own (what the figures are measured
+# in), or, once `workers_in_process()` is entered (`python -m bench --workers-in-process`: the
+# benchmarks at a tiny size in tests/e2e/test_bench_smoke.py), in this process: the same work and
+# the same answer, no interpreter started and no imports paid for each run, the figures then
+# this process's own (not comparable).
+_IN_PROCESS: list[bool] = []
+
+
+@contextlib.contextmanager
+def workers_in_process() -> Iterator[None]:
+    """`run_worker` runs each worker in this process until the block ends."""
+    _IN_PROCESS.append(True)
+    try:
+        yield
+    finally:
+        _IN_PROCESS.pop()
+
+
+def _worker_here(mode: str, args: dict[str, Any], profile: Path | None) -> dict[str, Any]:
+    from bench import worker
+
+    worker.BESIDE.clear()
+    worker.BESIDE.update(args.get("beside", {}))
+    answer: dict[str, Any] = json.loads(json.dumps(worker.MODES[mode](args, str(profile) if profile else None)))
+    return answer
+
+
 def run_worker(
     mode: str, args: dict[str, Any], *, profile: Path | None = None, timeout: float = 7200
 ) -> dict[str, Any]:
-    """Run `python -m bench.worker MODE` with `args` (JSON on stdin); its JSON answer."""
+    """Run `python -m bench.worker MODE` with `args` (JSON on stdin); its JSON answer (run in
+    this process inside `workers_in_process()`)."""
+    if _IN_PROCESS:
+        return _worker_here(mode, args, profile)
     command = [sys.executable, "-m", "bench.worker", mode]
     if profile is not None:
         command += ["--profile", str(profile)]

@@ -31,6 +31,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.source_trees import parsed
+
 REPO = Path(__file__).resolve().parents[1]
 BOT = REPO / "bot"
 
@@ -153,7 +155,7 @@ def imports_of(module: str, path: Path, known: dict[str, Path], *, type_checking
             inner = lazy or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda)
             yield from walk(child, inner)
 
-    yield from walk(ast.parse(path.read_text(encoding="utf-8"), str(path)), False)
+    yield from walk(parsed(path.read_text(encoding="utf-8"), str(path)), False)
 
 
 def import_graph() -> dict[str, dict[str, bool]]:
@@ -315,7 +317,7 @@ def test_the_layering_check_on_a_synthetic_graph() -> None:
 def adapter_constructions() -> Iterator[tuple[str, int, str]]:
     for path in sorted(BOT.rglob("*.py")):
         where = path.relative_to(REPO).as_posix()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), where)):
+        for node in ast.walk(parsed(path.read_text(encoding="utf-8"), where)):
             if isinstance(node, ast.Call):
                 func = node.func
                 name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
@@ -335,7 +337,7 @@ def hand_built_bot_contexts() -> Iterator[str]:
     """Each dict literal with a ``"bot"`` key whose value is a dict literal built on the spot."""
     for path in sorted(BOT.rglob("*.py")):
         where = path.relative_to(REPO).as_posix()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), where)):
+        for node in ast.walk(parsed(path.read_text(encoding="utf-8"), where)):
             if isinstance(node, ast.Dict):
                 for key, value in zip(node.keys, node.values, strict=True):
                     if isinstance(key, ast.Constant) and key.value == "bot" and isinstance(value, ast.Dict):
@@ -360,7 +362,7 @@ RULES_SURFACE = frozenset({"rules", "rules.api", "rules.fair", "rules.script", "
 
 def rules_imports(path: Path) -> Iterator[tuple[int, str]]:
     """Each ``rules`` module a file imports (``from rules import fair`` is rules.fair)."""
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    for node in ast.walk(parsed(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.Import):
             yield from ((node.lineno, alias.name) for alias in node.names if alias.name.split(".")[0] == "rules")
         elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "rules":
@@ -464,7 +466,7 @@ LONG_FUNCTIONS: dict[str, str] = {}
 def function_lengths(root: Path, base: Path = REPO) -> Iterator[tuple[str, int]]:
     """Every function (and method) under `root`, as ("path::name", lines), the path from `base`."""
     for path in sorted(root.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(path.read_text(encoding="utf-8"))):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 assert node.end_lineno is not None
                 yield f"{path.relative_to(base).as_posix()}::{node.name}", node.end_lineno - node.lineno + 1

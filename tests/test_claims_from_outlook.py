@@ -34,6 +34,8 @@ import ast
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from tests.source_trees import parsed
+
 REPO = Path(__file__).resolve().parents[1]
 BOT = REPO / "bot"
 
@@ -85,7 +87,7 @@ def _column_of_a_model(node: ast.Attribute) -> bool:
 def handed_to_letters(source: str) -> list[int]:
     """The lines of `source` (a module outside bot/letters/) where a fact handed to a letter
     is recomputed beside the outlook."""
-    tree = ast.parse(source)
+    tree = parsed(source)
     found: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and _name(node.func) in LETTER_CALLS:
@@ -175,7 +177,7 @@ def in_fact_builders(source: str, builders: set[str]) -> list[int]:
 
 def in_letters(source: str) -> list[int]:
     """The lines of `source` (a module of bot/letters/) that recompute a fact beside the outlook."""
-    return sorted(set(_reads(ast.parse(source))))
+    return sorted(set(_reads(parsed(source))))
 
 
 def offenders(root: Path = REPO) -> dict[str, list[int]]:

@@ -71,6 +71,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from tests.source_trees import parsed
+
 REPO = Path(__file__).resolve().parents[1]
 BOT = REPO / "bot"
 
@@ -233,7 +235,7 @@ def answers_with_literal_words(
     (`ANSWERS`) given words, a return of one of `handlers` (command handlers, by name) that is
     words, or a call of a function of `reaching` (by name: `reaching_parameters`) given words in
     a parameter that becomes an answer's words there."""
-    tree = ast.parse(source)
+    tree = parsed(source)
     reaching = reaching_parameters((source,)) if reaching is None else reaching
     helpers = _helpers(tree)
     found: set[int] = set()
@@ -317,7 +319,7 @@ def reaching_parameters(sources: Iterable[str], seed: Mapping[str, Reach] | None
     functions = [
         node
         for source in sources
-        for node in ast.walk(ast.parse(source))
+        for node in ast.walk(parsed(source))
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
     ]
     reaching: dict[str, Reach] = dict(seed or {})
@@ -347,7 +349,7 @@ def reaching_parameters(sources: Iterable[str], seed: Mapping[str, Reach] | None
 def handlers() -> dict[str, frozenset[str]]:
     """The command handlers, by module path: the values of `bot.commands.registry`'s
     PLAYER_HANDLERS and GM_HANDLERS (``module.function``, a module of bot/commands/)."""
-    tree = ast.parse((BOT / "commands" / "registry.py").read_text(encoding="utf-8"))
+    tree = parsed((BOT / "commands" / "registry.py").read_text(encoding="utf-8"))
     found: dict[str, set[str]] = {}
     for node in tree.body:
         if not isinstance(node, ast.AnnAssign):
@@ -545,7 +547,7 @@ def rules_errors() -> frozenset[str]:
     through another, from an exception of the standard library's or of rules/."""
     bases: dict[str, list[str]] = {}
     for path in sorted(RULES.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ClassDef):
                 bases[node.name] = [name for base in node.bases if (name := _name(base)) is not None]
     found: set[str] = set()
@@ -595,7 +597,7 @@ def _spoken(node: ast.AST, error: str, *, allowed: bool = False) -> Iterator[int
 def rule_text_outside_templates(source: str, errors: Collection[str]) -> list[int]:
     """The lines of `source` where an error of `errors` (the rulebook's), caught by name, is used
     other than as a fact a template frames (`_spoken`)."""
-    tree = ast.parse(source)
+    tree = parsed(source)
     constants = {
         target.id: node.value
         for node in tree.body
@@ -699,7 +701,7 @@ def reason_in_words(source: str) -> list[int]:
     line: no exception caught) is put among words of the code's own: an f-string with words, a
     sum or ``%`` with words, or a join whose separator is words."""
     found: set[int] = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parsed(source)):
         if isinstance(node, ast.JoinedStr) and literal_words(node):
             if any(isinstance(part, ast.FormattedValue) and _holds_reason(part.value) for part in node.values):
                 found.add(node.lineno)
@@ -800,7 +802,7 @@ def record_details_with_literal_words(source: str) -> list[int]:
     """The lines of `source` where a record's detail (`RECORDS`) is given words written in the
     code (as `literal_words` reads them, a name assigned words and the module's helpers that
     return a sentence included), rather than `say("mail_record", why=..., ...)` from the letters."""
-    tree = ast.parse(source)
+    tree = parsed(source)
     helpers = _helpers(tree)
     found: set[int] = set()
     for scope in _scopes(tree):

@@ -28,7 +28,9 @@ from bench.run import main
 from bot.mail_out import compose as mailout
 from bot.mail_out.render import RenderedMail
 from bot.settings import parse_settings
+from bot.testing import plain_mail
 from tests.helpers import wait_until
+from tests.servers import Dovecot
 
 
 class Case(TypedDict, total=False):
@@ -201,10 +203,23 @@ def test_every_mail_style_parses_to_its_order() -> None:
 
 @pytest.mark.slow
 def test_the_benchmarks_run_at_a_tiny_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """performance.md: one command runs ingest, deadline, latency and scale and writes the JSON."""
+    """performance.md: one command runs ingest, deadline, latency and scale and writes the JSON.
+    Their timed workers run in this process (`--workers-in-process`): the same work and answers
+    without an interpreter started for each (tests/e2e/test_bench_by_mail.py runs them as their
+    own processes)."""
     out = tmp_path / "results.json"
     code = main(
-        ["--only", "ingest,deadline,latency,scale", "--size", "20", "--scale-sizes", "10,30", "--out", str(out)]
+        [
+            "--only",
+            "ingest,deadline,latency,scale",
+            "--size",
+            "20",
+            "--scale-sizes",
+            "10,30",
+            "--workers-in-process",
+            "--out",
+            str(out),
+        ]
     )
     printed = capsys.readouterr().out
     results = json.loads(out.read_text())["benchmarks"]
@@ -235,6 +250,19 @@ def test_the_benchmarks_run_at_a_tiny_size(tmp_path: Path, capsys: pytest.Captur
     scale = results["scale"]
     assert [r["size"] for r in scale["runs"]] == [10, 30]
     assert all(r["problems"] == [] and r["peak_rss_mb"] > 0 for r in scale["runs"])
+
+
+def test_a_timed_worker_runs_in_an_interpreter_of_its_own_and_answers_in_json(dovecot: Dovecot) -> None:
+    """`bench.world.run_worker` (what the benchmarks time, outside `--workers-in-process`): the
+    worker started as `python -m bench.worker MODE`, its arguments on stdin, its answer the JSON
+    line it prints: here the reference reader of ingest on a mailbox of two mails."""
+    from bench.world import run_worker
+
+    user = dovecot.add_user("bench-worker@smoke.test", "pw")
+    for n in range(2):
+        dovecot.deliver(user, plain_mail("p@x.test", user, f"m{n}", "USE 1", message_id=f"<w{n}@x>"))
+    answer = run_worker("ingest-ref", {"host": dovecot.host, "port": dovecot.imap_port, "user": user, "password": "pw"})
+    assert answer["fetched"] == 2 and answer["cpu_seconds"] > 0 and answer["peak_rss_mb"] > 0, answer
 
 
 def test_the_tick_harness_runs_and_its_mail_hash_is_the_same_every_run(capsys: pytest.CaptureFixture[str]) -> None:

@@ -14,33 +14,42 @@ The bot makes races 2 and 3 itself as the one before ends, seats them in grid or
 table, and every final result carries the table; the last one's table is the one worked out from
 the three races' final results as the players were mailed them.
 
-The second test runs two tiers of four (Speed Circuit) to the next season's tiers, drawn by the
+The second test runs two tiers of four (Speed Circuit, two races a season) to the next season's tiers, drawn by the
 bot and confirmed by the GM's reply to the digest, tier 2 scored F1 with a point for the pole
 (`f1+pole:1`: the pole's holder's cell reads "25+1" when they also win, and the totals count
 it), with a substitute from the bench: a stranger
 mails SUBSTITUTE ON speed-circuit before the season; in tier 2's race 2 a driver RESIGNs by mail,
 the bench is offered the seat by mail and the substitute takes it by replying, and drives it to
-the end of that race and through race 3. The table counts the leaver as not finishing race 2 (no
+the end of that race, the season's last (a seat handed over driven on into a further race of the
+season: the first test). The table counts the leaver as not finishing race 2 (no
 penalty, docs/championships.md "Scoring") and the substitute as the seat's driver from then on;
 the substitute, holding a seat of the last race, goes on into the next season's tiers and the
-leaver does not; RECORD by mail credits the substitute with the seat taken over."""
+leaver does not; RECORD by mail credits the substitute with the seat taken over.
+
+Each of the two runs on one database (the first on PostgreSQL, the second on SQLite): the
+database cannot change a season's words, and the last test proves it, a small series in two
+tiers (next races made under the season's lock, the draw stored, confirmed by each tier's GM,
+the next season made) sending the same mails on SQLite and on PostgreSQL."""
 
 from __future__ import annotations
 
 import re
 from datetime import timedelta
 from email.message import EmailMessage
+from pathlib import Path
 
+import pytest
 from sqlalchemy import select
 
 from bot.games import reliability, season_tiers, seasons
 from bot.games.turns import PlayerSpec, create_game
-from bot.models import Player, Season, SeasonDraw
-from bot.testing import FakeClock, body_of, plain_mail, reply_to, words_of
+from bot.models import Game, Player, Season, SeasonDraw, Seat
+from bot.testing import FakeClock, FakeMailer, TestApp, body_of, plain_mail, reply_to, words_of
 from rules import find_game
 from rules.season import Finish, Outcome, RaceResult, ScoringTable, SeasonRules, standings
 from tests.e2e.conftest import MailWorld
 from tests.e2e.test_game_by_mail import cycle, read_inbox
+from tests.servers import Postgres
 
 DRIVERS = ("ada", "ben", "cyd", "dov", "eli", "fay", "gus", "hal")
 NO_SHOW = "hal"  # never orders in race 1
@@ -72,6 +81,9 @@ def _final_places(text: str, handed: dict[str, str] | None = None) -> list[tuple
     return found
 
 
+# One database each (the database cannot change a season's words: the small series at the end of
+# this file proves it on both): this one on PostgreSQL, the two tiers on SQLite.
+@pytest.mark.parametrize("world", ["postgresql"], indirect=True)
 def test_a_three_race_season_of_eight_drivers_by_real_mail(world: MailWorld) -> None:
     tag = world.domain.split(".")[0]
     address = {d: world.player(f"{d}-{tag}") for d in (*DRIVERS, SUBSTITUTE, VOLUNTEER)}
@@ -219,6 +231,7 @@ TIER_NO_SHOW = "hal"  # tier 2, never orders in race 1
 # and a point for the pole (Speed Circuit's qualifying bid's winner), "25+1" in its cell.
 TIER_SCORING = {"cup-a": "custom:3,1", "cup-b": "f1+pole:1"}
 BENCH_ROUND, LEAVER, BENCH = 2, "gus", "sub"  # tier 2, race 2: gus resigns, sub takes his seat from the bench
+TIER_RACES = 2  # a season of each tier: the bench's race the last, its taker going on into the next season
 
 
 def _sit_on_the_bench(world: MailWorld, address: str, kind: str = "speed-circuit") -> None:
@@ -236,7 +249,7 @@ def _sit_on_the_bench(world: MailWorld, address: str, kind: str = "speed-circuit
 def _bench_substitute(world: MailWorld, address: dict[str, str], game: str, round_: int) -> None:
     """In tier 2's race 2, before its first orders, the leaver RESIGNs by mail: the seat goes to
     the robot and is offered by mail to the bench, whose one person takes it by replying, and
-    drives it from its first orders (and on into race 3, seated from the table)."""
+    drives it from its first orders to the season's end (and on into the next season)."""
     if game != f"cup-b-r{BENCH_ROUND}":
         return
     sheet = _sheets(world, address[LEAVER], game)[-1]
@@ -307,9 +320,10 @@ def _finished(world: MailWorld, game: str) -> bool:
         return row is not None and str(row.status) == "finished"
 
 
+@pytest.mark.parametrize("world", ["sqlite"], indirect=True)
 def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: MailWorld) -> None:
     """Eight drivers in two tiers of four (Speed Circuit, one lap; scoring custom:3,1 in tier 1,
-    f1+pole:1 in tier 2; one result dropped, a no-show loses 3), three races each, made by the bot; the seasons made by the GM's
+    f1+pole:1 in tier 2; one result dropped, a no-show loses 3), two races each, made by the bot; the seasons made by the GM's
     mail (SERIES cup, TIER, UP 1 / DOWN 1); then the draw in the GM's digest, confirmed by
     replying SEASON <game> NEXT CONFIRM, makes the next season's tiers as worked out from the
     final tables mailed: the top of tier 2 up, the bottom of tier 1 down."""
@@ -337,17 +351,17 @@ def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: Mai
     for tier, season in enumerate(TIERS, start=1):
         copy = [m for m in read_inbox(world, gm) if f"[{season}-r1]" in str(m["Subject"])][-1]
         moves = "DOWN 1" if tier == 1 else "UP 1"
-        command = f"SEASON {season}-r1 NEW {season} SCORING {TIER_SCORING[season]} DROP 1 NOSHOW 3 RACES 3 SERIES cup TIER {tier} {moves}"
+        command = f"SEASON {season}-r1 NEW {season} SCORING {TIER_SCORING[season]} DROP 1 NOSHOW 3 RACES {TIER_RACES} SERIES cup TIER {tier} {moves}"
         world.dovecot.deliver(world.bot, reply_to(copy, command, sender=gm))
         cycle(world)
-    answers = "\n".join(body_of(m) for m in read_inbox(world, gm) if "GM:" in str(m["Subject"]))
+    answers = "\n".join(words_of(m) for m in read_inbox(world, gm) if "GM:" in str(m["Subject"]))
     assert "series cup, tier 1, its bottom 1 go down" in answers and "series cup, tier 2, its top 1 go up" in answers
 
     mailed: dict[str, dict[int, list[tuple[int, list[str], bool]]]] = {s: {} for s in TIERS}
     driver_at = {a: d for d, a in address.items()}
     holders: dict[str, dict[int, dict[str, str]]] = {s: {} for s in TIERS}  # seat -> its driver at the end
     poles: dict[str, dict[int, str]] = {s: {} for s in TIERS}  # the seat first on the grid
-    for round_ in (1, 2, 3):
+    for round_ in range(1, TIER_RACES + 1):
         games = {season: f"{season}-r{round_}" for season in TIERS}
         for game in games.values():
             _bench_substitute(world, address, game, round_)
@@ -365,7 +379,7 @@ def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: Mai
             final = [m for m in inbox if f"[{game}] Final result" in str(m["Subject"])]
             assert len(final) == 1, game
             text = body_of(final[0])
-            assert f"Season {season} (Speed Circuit), after {round_} of 3 races" in " ".join(text.split())
+            assert f"Season {season} (Speed Circuit), after {round_} of {TIER_RACES} races" in " ".join(text.split())
             # The seat taken from the bench reads "gus (<its holder>)" from then on.
             handed = {LEAVER: _name_of(world, address[BENCH])} if season == "cup-b" and round_ >= BENCH_ROUND else None
             mailed[season][round_] = _final_places(text, handed)
@@ -374,7 +388,7 @@ def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: Mai
     cycle(world)  # the seasons end
 
     # Each tier's final table, as its last final result mailed it, is the one worked out from
-    # the three races' final results as mailed.
+    # the races' final results as mailed.
     with world.app.db.read() as session:  # the tables name people as the bot knows them
         name_of = {
             d: p.name for d, a in address.items() if (p := session.scalar(select(Player).where(Player.address == a)))
@@ -382,7 +396,11 @@ def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: Mai
     readings = []
     for tier, (season, people) in enumerate(TIERS.items(), start=1):
         text = body_of(
-            [m for m in read_inbox(world, address[people[0]]) if f"[{season}-r3] Final result" in str(m["Subject"])][0]
+            [
+                m
+                for m in read_inbox(world, address[people[0]])
+                if f"[{season}-r{TIER_RACES}] Final result" in str(m["Subject"])
+            ][0]
         ).replace("\r\n", "\n")
         shown = re.findall(
             r"^(\d+)([=*]?)\s+(\S+)\s+(-?\d+)  (.+)$", text.split(f"Season {season} (Speed Circuit)", 1)[1], re.M
@@ -406,7 +424,7 @@ def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: Mai
             # The pole's holder at the end of the race scores its bonus (docs/championships.md).
             honours = (("pole", holders[season][round_][poles[season][round_]]),)
             results.append(RaceResult(round_, 0, tuple(finishes), honours))
-        rules = SeasonRules(ScoringTable.parse(TIER_SCORING[season]), drop=1, no_show_penalty=3, races=3)
+        rules = SeasonRules(ScoringTable.parse(TIER_SCORING[season]), drop=1, no_show_penalty=3, races=TIER_RACES)
         expected = standings(rules, results)
         assert sorted((str(r.place), name_of[r.driver], str(r.points)) for r in expected) == sorted(
             (place, name, points) for place, _, name, points, _ in shown
@@ -416,18 +434,21 @@ def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: Mai
             assert by["Hal"][0] in ("0-3", "(0)-3"), "the no-show lost 3 points in race 1"
             # The pole's bonus, in its holder's cell of each race and in their total (the
             # qualifying bid's winner won the race at least once: "25+1").
-            assert f"after 3 of 3 races; scoring {TIER_SCORING[season]}, 1 dropped." in " ".join(text.split())
-            pole_cells = [by[name_of[holders[season][r][poles[season][r]]]][r - 1] for r in (1, 2, 3)]
+            assert f"after {TIER_RACES} of {TIER_RACES} races; scoring {TIER_SCORING[season]}, 1 dropped." in " ".join(
+                text.split()
+            )
+            pole_cells = [by[name_of[holders[season][r][poles[season][r]]]][r - 1] for r in range(1, TIER_RACES + 1)]
             assert all(c.strip("()").endswith("+1") for c in pole_cells), pole_cells
             assert "25+1" in pole_cells, pole_cells
             for _, _, name, points, cells in shown:
                 assert int(points) == _total(cells.split()), (name, points, cells)
             # The leaver did not finish the race they resigned from (no penalty) and ran no more;
             # the substitute scored the seat's places from that race on.
-            assert by[name_of[LEAVER]][BENCH_ROUND - 1 :] == ["(0)", "-"] or by[name_of[LEAVER]][1:] == ["0", "-"]
+            assert by[name_of[LEAVER]][BENCH_ROUND - 1] in ("0", "(0)")
+            assert by[name_of[LEAVER]][BENCH_ROUND:] == ["-"] * (TIER_RACES - BENCH_ROUND)
             assert by[name_of[BENCH]][0] == "-" and "-" not in by[name_of[BENCH]][1:]
         assert all(any("(" in c for c in cells) for cells in by.values() if "-" not in cells), by
-        going_on = frozenset(holders[season][3].values())  # the people holding a seat of the last race
+        going_on = frozenset(holders[season][TIER_RACES].values())  # the people holding a seat of the last race
         assert going_on == (set(people) - {LEAVER} | {BENCH} if season == "cup-b" else set(people))
         readings.append(
             TierSeason(tier, expected, tuple(results), going_on, 1 if tier == 2 else 0, 1 if tier == 1 else 0)
@@ -451,7 +472,7 @@ def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: Mai
     text = body_of(sheet)
     assert "Series cup (Speed Circuit): the draw for season 2" in " ".join(
         text.split()
-    ) and "SEASON cup-b-r3 NEXT CONFIRM" in " ".join(text.split())
+    ) and f"SEASON cup-b-r{TIER_RACES} NEXT CONFIRM" in " ".join(text.split())
     # The digest showed it first: the draw is stored as shown, and that is the draw made.
     with world.app.db.read() as session:
         stored = session.scalars(select(SeasonDraw)).one()
@@ -467,7 +488,7 @@ def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: Mai
             race.game.gm_address = gm2
     assert digest.send_due_digests(world.app.shell, force=True) == 2
     world.app.service.send()
-    for who, race_name in ((gm2, "cup-b-r3"), (gm, "cup-a-r3")):
+    for who, race_name in ((gm2, f"cup-b-r{TIER_RACES}"), (gm, f"cup-a-r{TIER_RACES}")):
         sheet = [m for m in read_inbox(world, who) if str(m["Subject"]).startswith("[GM digest]")][-1]
         text = body_of(sheet)
         assert "Its tiers have different GMs" in " ".join(
@@ -498,12 +519,12 @@ def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: Mai
     assert sorted(moved.values()) == ["down", "up"]
     for driver in moved:
         first = [m for m in read_inbox(world, address[driver]) if "[cup-2-t" in str(m["Subject"])]
-        assert first and "This is race 1 of 3 of season cup-2-t" in words_of(first[0])
+        assert first and f"This is race 1 of {TIER_RACES} of season cup-2-t" in words_of(first[0])
 
     # The substitute is credited in their record, the leaver's shows the game abandoned: RECORD by
     # mail, answering a sheet of a seat they still hold (the race they last drove to its end).
     for who, game, line in (
-        (BENCH, "cup-b-r3", "Seats taken over from the substitutes bench: 1."),
+        (BENCH, f"cup-b-r{TIER_RACES}", "Seats taken over from the substitutes bench: 1."),
         (LEAVER, "cup-b-r1", "Games abandoned (resigned, or put out by the NMR limit, while under way): 1."),
     ):
         world.dovecot.deliver(
@@ -511,3 +532,106 @@ def test_a_season_in_two_tiers_by_real_mail_to_the_next_seasons_tiers(world: Mai
         )
         cycle(world)
         assert line in words_of(read_inbox(world, address[who])[-1]), who
+
+
+# -- what the database may change: the same small tiered series on SQLite and on PostgreSQL -------
+
+
+def _small_series_by_mail(app: TestApp) -> list[tuple[str, str, str]]:
+    """Series cup in two tiers of five (Racecraft, three turns), two races a season made by the
+    bot (the season locked, its next race seated from the table), each tier run by its own GM;
+    the draw in both GMs' digests, confirmed by each by mail (the tiers confirmed stored with the
+    draw), then the next season's tiers made. Every mail the bot sent: (to, subject, its words with the passwords masked)."""
+    from tests.bot import gm_helpers as on
+    from tests.bot.gm_helpers import GM
+
+    gm2 = "gm2@example.org"
+    people = {
+        "a": tuple((s, f"{s}@example.org") for s in ("kelly", "seb", "steve", "roger", "anna")),
+        "b": tuple((s, f"{s}@example.org") for s in ("uma", "vic", "walt", "xia", "zed")),
+    }
+    with app.db.transaction() as session:
+        for tier, (key, seated) in enumerate(people.items(), start=1):
+            create_game(
+                app.shell, session, kind="racecraft", name=f"{key}1", gm_address=GM if tier == 1 else gm2, seed=3,
+                deadline="24h", options={"turns": "3"}, players=[PlayerSpec(s, a, s.title(), "UTC") for s, a in seated],
+            )  # fmt: skip
+            seasons.create_season(
+                app.shell,
+                session,
+                seasons.SeasonSettings(
+                    name=f"cup-{key}",
+                    kind="racecraft",
+                    gm_address=GM if tier == 1 else gm2,
+                    scoring="custom:3,1",
+                    races=2,
+                    games=(f"{key}1",),
+                    series="cup",
+                    tier=tier,
+                    promote=1 if tier == 2 else 0,
+                    relegate=1 if tier == 1 else 0,
+                ),  # fmt: skip
+            )
+    app.service.send()
+    for round_ in (1, 2):
+        for key, seated in people.items():
+            game = f"{key}1" if round_ == 1 else f"cup-{key}-r2"
+            for use, (seat, address) in enumerate(seated):
+                on.player_says(app, seat, f"USE {(use * round_) % 8}", game=game, address=address)
+            on.to_the_finish(app, game)
+        on.cycle(app)  # the next races, then the seasons' end
+    on.cycle(app)
+    from bot.gm import digest
+
+    assert digest.send_due_digests(app.shell, force=True) == 2, "each tier's GM gets the draw in a digest"
+    app.service.send()
+    on.gm_says(app, "SEASON cup-b-r2 NEXT CONFIRM", game="cup-b-r2", sender=gm2)
+    with app.db.read() as session:
+        assert session.scalars(select(SeasonDraw)).one().confirmed == [2], "tier 2 confirmed, nothing made"
+    on.gm_says(app, "SEASON cup-a-r2 NEXT CONFIRM", game="cup-a-r2")
+    with app.db.read() as session:
+        made = session.scalars(select(Season).where(Season.series == "cup", Season.edition == 2)).all()
+        assert sorted(s.tier for s in made) == [1, 2] and all(s.races[0].game.status == "active" for s in made)
+    mailer = app.mailer
+    assert isinstance(mailer, FakeMailer)
+    with app.db.read() as session:  # the passwords, drawn by `secrets`, not by the game's dice
+        drawn = [*session.scalars(select(Seat.secret)), *session.scalars(select(Game.gm_secret))]
+    passwords = re.compile("|".join(re.escape(s) for s in drawn))
+    return [(str(m["To"]), str(m["Subject"]), passwords.sub("*", words_of(m))) for m in mailer.messages()]
+
+
+def test_a_small_tiered_series_writes_the_same_letters_on_sqlite_and_on_postgresql(
+    tmp_path: Path, postgres: Postgres
+) -> None:
+    """The database cannot change a season's words: the same series (next races made by the bot
+    under the season's lock, tables, the draw stored and shown, each tier's GM confirming it, the
+    next season made) by mail on SQLite and on PostgreSQL sends the same mails, word for word.
+    The seasons by real mail above run on one database each."""
+    from dataclasses import replace
+
+    from bot.db import Database
+    from bot.dice import SeededEntropy
+    from bot.mail_out.render import Renderer
+    from bot.settings import DatabaseSettings
+    from bot.testing import FakeInbox
+    from tests.bot.conftest import make_settings
+    from tests.bot.gm_helpers import START
+    from tests.helpers import fresh_database
+
+    sent = []
+    for kind in ("sqlite", "postgresql"):
+        where = tmp_path / kind
+        where.mkdir()
+        url = fresh_database(kind, where, postgres if kind == "postgresql" else None)
+        settings = replace(make_settings(where), database=DatabaseSettings(url=url))
+        app = TestApp(
+            settings=settings, db=Database(url), clock=FakeClock(START), renderer=Renderer(), inbox=FakeInbox(),
+            mailer=FakeMailer(), entropy=SeededEntropy(0),
+        )  # fmt: skip
+        try:
+            sent.append(_small_series_by_mail(app))
+        finally:
+            app.close()
+    on_sqlite, on_postgresql = sent
+    assert len(on_sqlite) > 100 and any("season 2 is made" in subject for _, subject, _ in on_sqlite)
+    assert on_sqlite == on_postgresql

@@ -39,6 +39,7 @@ from bot.models import Game, Seat
 from bot.testing import plain_mail
 from tests.security.conftest import ADDRESS, BOT, GM, MAX_MAIL_BYTES, OLD_SECRET, SITE_SECRET, Bot
 from tests.settled import examples
+from tests.source_trees import parsed
 
 REPO = Path(__file__).resolve().parents[2]
 SIGNED_RE = re.compile(r"flagman\+([a-z0-9][a-z0-9_-]*\.[a-z0-9][a-z0-9_-]*\.[a-z2-7]{12})@example\.org", re.I)
@@ -149,7 +150,7 @@ def test_only_the_letters_module_queues_mail() -> None:
     """Structural: one place decides a letter's recipient and its Reply-To (bot/letters/addressing.py)."""
     callers = []
     for path in sorted((REPO / "bot").rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parsed(path.read_text(encoding="utf-8"))
         for node in ast.walk(tree):
             if (
                 isinstance(node, ast.Attribute)
