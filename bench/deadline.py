@@ -93,18 +93,22 @@ def run(world: World, games: int = 500, *, profile: Path | None = None, burning:
     orders = put_orders_on_file(spec)
     setup_seconds = time.perf_counter() - t0
     world.sink.reset()
+    greetings = world.sink.greetings
     bot = run_beside(
         world, "deadline-bot", {"settings": spec, "log_file": str(world.root / "deadline-bot.log")}, profile=profile
     )
+    bot["connections"] = world.sink.greetings - greetings  # EHLOs the sink answered: one a connection
     arrived_bot = len(world.sink.messages)
     mails = export_sent(spec, world.root / "deadline-mails")
     # Run REFERENCE_RUNS times (the median counts), so that one noisy moment cannot decide it.
     refs, arrived_refs = [], []
     for _ in range(REFERENCE_RUNS):
         world.sink.reset()
+        greetings = world.sink.greetings
         refs.append(
             run_beside(world, "deadline-ref", {"host": world.sink.host, "port": world.sink.port, "mails": mails})
         )
+        refs[-1]["connections"] = world.sink.greetings - greetings
         arrived_refs.append(len(world.sink.messages))
     world.sink.reset()
     ref = sorted(refs, key=lambda r: r["seconds"])[len(refs) // 2]
@@ -160,7 +164,8 @@ def competition(bot: dict[str, Any], ref: dict[str, Any]) -> str:
     worker = bot.get("worker_usage", {})
     client = ref.get("usage", {}).get("first_thread", {})
     return (
-        f"  beside the bot: sink {beside(bot, 'sink')}, burners {beside(bot, 'burners')}; "
+        f"  SMTP connections: the bot {bot.get('connections', 0)} in {bot.get('sends', 0)} sends, the reference "
+        f"{ref.get('connections', 0)}; beside the bot: sink {beside(bot, 'sink')}, burners {beside(bot, 'burners')}; "
         f"beside the reference: sink {beside(ref, 'sink')}, burners {beside(ref, 'burners')}; "
         f"run-queue waits: the bot's tick thread {main.get('waiting', 0):.1f} s, its turn worker "
         f"{worker.get('waiting', 0):.1f} s (started ahead: {bot.get('worker_start_cpu_seconds', 0):.1f} s CPU, "

@@ -266,6 +266,7 @@ def deadline_bot(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
         return {
             "resolved": len(resolved),
             "sent": sum(r.sent for r in reports),
+            "sends": len(reports),  # Service.send calls (each drains what is committed by then)
             "failed": sum(r.failed for r in reports),
             "retrying": sum(r.retrying for r in reports),
             "turn_workers": len(worker_pids),
