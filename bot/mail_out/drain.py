@@ -1,5 +1,5 @@
 """The outbox drained: pending rows handed to the Mailer in batches over one connection, each
-mail's outcome committed as soon as the relay has answered for it. A crash can resend at most
+mail's outcome committed before the relay may accept the next mail. A crash can resend at most
 the one mail that was in flight, with the same Message-ID.
 """
 
