@@ -83,8 +83,8 @@ def child(mode: str, args: dict[str, Any]) -> dict[str, Any]:
             def trace(sql: str) -> None:
                 driver[sql.lstrip().split(None, 1)[0].upper() if sql.strip() else "?"] += 1
 
-            @event.listens_for(app.db.engine, "connect")
-            def _traced(dbapi_connection: Any, _record: Any) -> None:
+            @event.listens_for(app.db.engine, "checkout")
+            def _traced(dbapi_connection: Any, *_args: Any) -> None:
                 dbapi_connection.set_trace_callback(trace)
 
         share_the_interpreter()  # as the service does (bot.daemon.jobs.Runner.start)
