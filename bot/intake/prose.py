@@ -22,6 +22,12 @@ parser did not understand:
   the line stands;
 * otherwise each clause's one phrase is **applied**, and the answer echoes the reading
   ("Read as: USE 3"), so that a wrong reading is seen at once and can be sent again;
+* where the game takes a number alone as the whole order of the turn (Racecraft: "4" is USE
+  4), a line with no order word whose every other word is one of a player saying what to spend
+  ("I'll put 4 in", "make it six", "4 this time", `_FIGURE_WORDS`) is read as its number, the
+  reading echoed; two numbers, a hedge or a question offer each number as a one-tap link; a
+  number the game refuses now stays a line not understood, with the game's reason. A line
+  with no number is never read so;
 * a line with no digit, no word in capitals and no order word is a **note** ("Good luck,
   everyone!"): passed over, not refused;
 * a line with an order word that is not an order of the game, or one the game refuses, stays a
@@ -140,6 +146,17 @@ NEGATIONS = frozenset(
     }
 )
 HEDGES = frozenset({"maybe", "perhaps", "might", "or", "possibly", "either", "unsure", "undecided", "thinking"})
+# The words of a line that says how much to spend, beside its number, where the game takes a
+# number alone as the turn's whole order ("I'll put 4 in", "make it 6", "4 this time", "6 EP
+# please"): a line with any other word ("I'm away for 3 days") is not read as a number.
+_FIGURE_WORDS = frozenset(
+    """i i'll ill i’ll i'd i’d id i'm im i’m we we'll will would like to put putting in make it that
+    this time turn go going with for me please pls thanks thank you ta spend spending play playing
+    let's lets let try take taking ep energy just then ok okay so the a of gonna want wanna say
+    now on be is it's its at points stake throw chuck lay down how about hmm right well
+    """.split()
+)
+_FIGURE = re.compile(r"(\d{1,3})(?:ep)?", re.I)  # a number as a line of prose writes one: "4", "4EP"
 
 
 @dataclass(frozen=True, slots=True)
@@ -493,6 +510,45 @@ def _an_order(rules: AnyGame, state: GameState, seat: str, phrase: str, budget: 
     return bool(parsed.problems) and all(p.kind is ProblemKind.ILLEGAL for p in parsed.problems)
 
 
+def _one_figure(
+    reader: _Reader, result: ProseResult, number: int, line: str
+) -> tuple[Reading | None, list[str]] | None:
+    """`line` read as the turn's one figure, where the game takes a number alone as the whole
+    order ("I'll put 4 in": USE 4): applied, echoed, when it is the line's one number, the game
+    takes it and nothing hedges; each number offered as a one-tap link where two are given, or
+    a hedge or a question mark is there; a line not understood with the game's reason when the
+    game refuses it now. None when the line is no such line: it has an order word, a word that
+    is not one of saying what to spend (`_FIGURE_WORDS`), no number at all, or the game takes
+    no number alone as an order."""
+    if _ORDER_WORD.search(line) or any(letter in reader.letters for letter in _LETTER.findall(line)):
+        return None
+    figures: list[str] = []
+    for word in _words(line):
+        low = word.lower()
+        digits = _FIGURE.fullmatch(low)
+        if digits is not None or low in _NUMBERS:
+            figures.append(str(int(digits.group(1))) if digits is not None else _NUMBERS[low])
+        elif low not in _FIGURE_WORDS and low not in HEDGES:
+            return None
+    figures = list(dict.fromkeys(figures))
+    if not figures or not _an_order(reader.rules, reader.state, reader.seat, figures[0], reader.budget):
+        return None
+    original = line.strip()
+    hedged = len(figures) > 1 or "?" in line or bool({w.lower() for w in _words(line)} & HEDGES)
+    readings: list[str] = []
+    for figure in figures if hedged else figures[:1]:
+        parsed = reader.rules.parse_orders(reader.state, reader.seat, figure)
+        if parsed.orders and not parsed.problems:
+            readings.append(reader.rules.format_orders(parsed.orders))
+        elif parsed.problems and not hedged:
+            result.reasons[number] = parsed.problems[0].reason
+    if not readings:
+        return None, [line]  # the game refuses the number now: its reason stands
+    if hedged:
+        return Reading(number, original, offered=tuple(readings)), [""]
+    return Reading(number, original, applied=tuple(readings)), _order_lines(readings)
+
+
 def _is_note(line: str, orders: Collection[str], letters: Collection[str] = ()) -> bool:
     """No digit, no word in capitals, no order word in any case, no option letter standing
     alone ("B for me this turn"): words to a person, not orders."""
@@ -646,6 +702,9 @@ def _read_line(reader: _Reader, result: ProseResult, number: int, line: str) -> 
         line = _KEEP_REST.sub("", line)
         if not _words(line) or is_courtesy(line.strip(" ,.;:!-")):
             return Reading(number, original.strip(), keeps_rest=True), [""]
+    figure = _one_figure(reader, result, number, line)
+    if figure is not None:
+        return figure
     if _is_note(line, reader.orders, reader.letters):
         return _note(number, original, for_the_gm(line))
     if "?" in line and _ASKS.match(line):

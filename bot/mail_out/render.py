@@ -88,6 +88,37 @@ def _people(line: str, labels: Mapping[str, str] | Sequence[str] = ()) -> str:
     return pattern.sub(lambda m: people[m.group(1)], str(line))
 
 
+def columns(rows: Sequence[Sequence[object]], left: int = 2) -> str:
+    """`rows` (the heading first) as a text table, one row a line, within `LINE_WIDTH`: the
+    first `left` columns left-aligned, the rest right-aligned. As wide as it always was where
+    that fits (a place column of 6, a player column of at least 16, each other column 8 wide
+    after one space); else each column as wide as its widest cell, parted by three spaces, or
+    two, or one, the widest parting that fits."""
+    cells = [[str(cell) for cell in row] for row in rows]
+    if not cells:
+        return ""
+    count = max(len(row) for row in cells)
+    cells = [row + [""] * (count - len(row)) for row in cells]
+    widest = [max(len(row[i]) for row in cells) for i in range(count)]
+
+    def lines(widths: Sequence[int], gaps: Sequence[str]) -> list[str]:
+        return [
+            "".join(
+                (gaps[i - 1] if i else "") + (cell.ljust(w) if i < left else cell.rjust(w))
+                for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+            ).rstrip()
+            for row in cells
+        ]
+
+    usual = [max(6, widest[0]), max(16, widest[1]) if count > 1 else 0] + [8] * (count - 2)
+    table = lines(usual[:count], [" "] * count)
+    for gap in ("   ", "  ", " "):
+        if max(len(line) for line in table) <= LINE_WIDTH:
+            break
+        table = lines(widest, [gap] * count)
+    return "\n".join(table)
+
+
 class PublicReport:
     """The public block of a turn's mails: what happened, the summary and the table.
 
@@ -230,6 +261,7 @@ class Renderer:
         env.filters["indent_lines"] = lambda text, prefix="  ": "\n".join(
             prefix + line if line else line for line in str(text).splitlines()
         )
+        env.globals["columns"] = columns
         return env
 
     def reload(self) -> None:
@@ -264,7 +296,7 @@ class Renderer:
         head, sep, body = text.partition("\n\n")
         if not sep or not head.startswith("Subject:"):
             raise TemplateError(f"template {name!r} must start with 'Subject: ...' and a blank line")
-        subject = " ".join(head.removeprefix("Subject:").split())
+        subject = fit_subject(" ".join(head.removeprefix("Subject:").split()))
         return RenderedMail(subject, tidy(body))
 
 
@@ -276,10 +308,34 @@ LINE_WIDTH = 78
 _ITEM = re.compile(r"( {0,3}[-*] )\S")
 
 
+# A date as the letters write one ("Fri 9 Jan 2026 12:00 GMT"): its year, which a subject drops first.
+_YEAR = re.compile(r"\b(\d{1,2} [A-Z][a-z]{2}) \d{4}(?= \d{1,2}:\d{2}\b)")
+# A part in brackets after a word, which a subject drops next ("Race turn 3 (leader on lap 2 of 3)").
+_ASIDE = re.compile(r" \([^()]*\)")
+
+
+def fit_subject(subject: str) -> str:
+    """`subject` within `LINE_WIDTH` characters, its start kept (the game's tag, the news, the
+    turn): as it is where it fits; else without the year of its dates, then without its parts
+    in brackets (last first), then without its last clauses (after ", " or "; ": a deadline
+    the letter's text gives), then cut at a word with "..."."""
+    if len(subject) <= LINE_WIDTH:
+        return subject
+    subject = _YEAR.sub(r"\1", subject)
+    while len(subject) > LINE_WIDTH and (asides := list(_ASIDE.finditer(subject))):
+        subject = subject[: asides[-1].start()] + subject[asides[-1].end() :]
+    tag = subject.find("] ") + 2
+    while len(subject) > LINE_WIDTH and (cut := max(subject.rfind(", "), subject.rfind("; "))) > tag:
+        subject = subject[:cut]
+    if len(subject) > LINE_WIDTH:
+        subject = subject[: LINE_WIDTH - 3].rsplit(" ", 1)[0].rstrip(",;:") + "..."
+    return subject
+
+
 def is_running_text(line: str) -> bool:
     """Whether `line` of a letter is running text, which `tidy` fills to `LINE_WIDTH`: a line
     that is not indented, or an item of a list ("  - ..."); never a quote, an order block, a
-    map or the syntax (indented further: laid out as they are), a table's row (columns are
+    map or the syntax (indented further: laid out, `_laid_out`), a table's row (columns are
     parted by three spaces or more) or a bare link."""
     item = _ITEM.match(line)
     text = line[item.end(1) :] if item else line
@@ -313,9 +369,10 @@ def _filled(lines: list[str]) -> list[str]:
     filled as one (a template's own line breaks in it would leave it
     ragged), or one item of a list, which goes on under its first word. A line that ends its
     sentence is never joined to the next ("Open: ...", "Press: ..." stay lines of their own).
-    Any other line is as it was."""
+    Laid-out lines are laid out to fit (`_laid_out`). Any other line is as it was."""
     out: list[str] = []
     run: list[str] = []
+    rows: list[str] = []
 
     def end_run() -> None:
         if any(len(line) > LINE_WIDTH for line in run):
@@ -324,27 +381,108 @@ def _filled(lines: list[str]) -> list[str]:
             out.extend(run)
         run.clear()
 
+    def end_rows() -> None:
+        out.extend(_laid_out(rows) if any(len(line) > LINE_WIDTH for line in rows) else rows)
+        rows.clear()
+
     for line in lines:
         item = _ITEM.match(line)
         if is_running_text(line) and not item:
+            end_rows()
             if run and not _goes_on(run[-1]):
                 end_run()
             run.append(line)
             continue
         end_run()
         if item and len(line) > LINE_WIDTH and is_running_text(line):
+            end_rows()
             out.extend(_fill(line[len(item.group(1)) :], item.group(1)))
+        elif line:
+            rows.append(line)
         else:
+            end_rows()
             out.append(line)
     end_run()
+    end_rows()
+    return out
+
+
+# A gap of two spaces or more between words: a laid-out line's next cell starts after it.
+_CELL = re.compile(r"(?<=\S) {2,}(?=\S)")
+# What a laid-out line's lines all begin with: its indent, and a quote's "> " marks.
+_LEAD = re.compile(r"[ \t]*(?:>[ \t]?)*")
+_NARROWEST_CELL = 24  # the narrowest a last cell wraps in; a narrower one goes under its line
+
+
+def _lead(line: str) -> int:
+    return _LEAD.match(line).end()  # type: ignore[union-attr]  # the pattern matches anywhere
+
+
+def _last_cell(line: str) -> int | None:
+    """Where `line`'s last cell starts (after its last gap of two spaces or more), or None."""
+    cells = [m.end() for m in _CELL.finditer(line, _lead(line))]
+    return cells[-1] if cells else None
+
+
+def _wrapped(text: str, first: str, hang: str) -> list[str]:
+    return textwrap.wrap(
+        text,
+        LINE_WIDTH,
+        initial_indent=first,
+        subsequent_indent=hang,
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [first.rstrip()]
+
+
+def _laid_out(rows: Sequence[str]) -> list[str]:
+    """Laid-out lines (`is_running_text` is false: the rules' syntax, a table's rows, a quote),
+    as they are while they keep to `LINE_WIDTH`, and wider ones broken at spaces, never inside
+    a word, so every piece is whole and can be copied. A row's last cell (a syntax line's
+    explanation, a table's long cell) wraps under itself, with the lines under it that go on
+    with it (indented to its column) filled as one; a cell that would be narrower than
+    `_NARROWEST_CELL` goes on the lines under its row, at the column of the cells above it (or
+    four columns in). A line without cells goes on under its first word four columns in (a
+    hanging indent); a quote's lines each keep its "> ". A word that alone passes `LINE_WIDTH`
+    (a link, a hash) stands whole on its line."""
+    out: list[str] = []
+    column: int | None = None  # where the last cells of the rows above start
+    i = 0
+    while i < len(rows):
+        line = rows[i]
+        lead = _lead(line)
+        cell = _last_cell(line) if ">" not in line[:lead] else None
+        group = [line]
+        if cell is not None:
+            while i + 1 < len(rows) and _lead(rows[i + 1]) == cell and _last_cell(rows[i + 1]) is None:
+                i += 1
+                group.append(rows[i])
+        i += 1
+        if all(len(g) <= LINE_WIDTH or BARE_LINK.fullmatch(g) for g in group):
+            out.extend(group)
+            column = cell if cell is not None else column
+            continue
+        if cell is None:
+            quoted = ">" in line[:lead]
+            out.extend(_wrapped(line[lead:], line[:lead], line[:lead] if quoted else " " * (lead + 4)))
+            continue
+        text = " ".join([line[cell:]] + [g.strip() for g in group[1:]])
+        if cell <= LINE_WIDTH - _NARROWEST_CELL:
+            out.extend(_wrapped(text, line[:cell], " " * cell))
+            column = cell
+            continue
+        under = column if column is not None and lead < column <= LINE_WIDTH - _NARROWEST_CELL else lead + 4
+        out.extend(_wrapped(line[lead:cell].rstrip(), line[:lead], " " * (lead + 4)))
+        out.extend(_wrapped(text, " " * under, " " * under))
     return out
 
 
 def tidy(body: str) -> str:
     """A letter's text as it is sent: no blanks at the end of a line, except in the "-- " line
     that opens a signature (RFC 3676 4.3), which mail clients and our own quote stripper need
-    with its space; no line of running text wider than `LINE_WIDTH` (`is_running_text`,
-    `_filled`; the signature is left as it is); no blank line at its start or end; and never
+    with its space; no line wider than `LINE_WIDTH` but a bare link or a word too long for
+    one (running text filled, `is_running_text`, `_filled`; a laid-out line broken at spaces,
+    `_laid_out`; the signature is left as it is); no blank line at its start or end; and never
     two blank lines in a row (a part a template leaves out leaves no gap), so one blank line
     always parts two blocks; the signature follows the letter's last line, with no blank line
     before its "-- "."""
