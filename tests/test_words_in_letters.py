@@ -50,7 +50,10 @@ program any player runs, its one line at the terminal) is the command line's, ou
 A mail's record (`InboundMessage.detail`, the GM's digest and `flagman gm audit` list it) is
 words a person reads too: the detail of a `Refused(`, `Ignored(`, `Done(` or `InboundMessage(`
 (`RECORDS`; its first argument or `detail=`) is `say("mail_record", why=..., ...)`, never words
-written in the code (`record_details_with_literal_words`).
+written in the code (`record_details_with_literal_words`). So are a command's label (the record's "commands:
+..." line: `bot.letters.records.command_label(verb, *values, came=...)`, never a `label=` in words,
+`labels_with_literal_words`) and why the ignore policy passed a mail by (the parser's typed
+`Ignore`, its words the letters' ``ignore_detail``, `ignore_details_with_literal_words`).
 
 Out of scope: the command line's own output to the operator at the terminal (bot/cli/: `print`,
 argparse's help and errors, the `flagman play` front end) is no letter, and its words stay in
@@ -856,3 +859,199 @@ def test_no_record_detail_outside_letters_is_written_in_words() -> None:
     orders = (BOT / "intake" / "orders.py").read_text(encoding="utf-8")
     assert 'say("mail_record", why="late")' in orders
     assert record_details_with_literal_words(orders.replace('say("mail_record", why="late")', '"after the deadline"'))
+
+
+# -- a command's label and why a mail was ignored -------------------------------------------------
+
+# A command's label is the record's too: the "commands: ..." line of the GM's digest and
+# `flagman gm audit` lists each command of a mail by it. It is given as `label=` (a `Reply`, a
+# `Refused`, a command's `refuse`, or a helper's), as a `Reply`'s second argument, or appended to
+# the mail's list of commands handled (`handled`, in bot/intake/proven.py); its words are
+# `bot.letters.records.command_label(verb, *values, came=...)`'s, never written in the code.
+LABEL_KEYWORD = "label"
+LABEL_LISTS = frozenset({"handled"})
+
+
+def labels_with_literal_words(source: str) -> list[int]:
+    """The lines of `source` where a command's label is given words written in the code: a
+    `label=` in a call of any function but `say` (whose `label` is a turn's label, a fact) and
+    argparse's, a `Reply`'s second argument, or what is appended to a list of `LABEL_LISTS`."""
+    tree = ast.parse(source)
+    helpers = _helpers(tree)
+    found: set[int] = set()
+    for scope in _scopes(tree):
+        known = _known(scope, helpers)
+        for node in _own(scope):
+            if not isinstance(node, ast.Call):
+                continue
+            name = _name(node.func)
+            given = [k.value for k in node.keywords if k.arg == LABEL_KEYWORD] if name not in {SAY, *ARGPARSE} else []
+            if name == "Reply":
+                given += node.args[1:2]
+            if (
+                name == "append"
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id in LABEL_LISTS
+            ):
+                given += node.args
+            if any(_label_words(arg, known) for arg in given):
+                found.add(node.lineno)
+    return sorted(found)
+
+
+def _label_words(node: ast.expr, known: Words) -> bool:
+    """Words written in the code, a part of an f-string that is words included
+    (f"{verb} {'done' if ok else 'refused'}")."""
+    return literal_words(node, known) or (
+        isinstance(node, ast.JoinedStr)
+        and any(isinstance(part, ast.FormattedValue) and literal_words(part.value, known) for part in node.values)
+    )
+
+
+LABELS_IN_WORDS = """
+def calendar(ctx, command):
+    raise ctx.refuse(say("t"), say("x"), label="CALENDAR refused")
+    return Reply((notice,), label=f"CALENDAR {'ON' if command.on else 'OFF'}")
+    return Reply((notice,), "PING")
+    label = "UNOBSERVE " + " ".join(stopped)
+    return Reply((), label=label)
+    return _sit(ctx, kind, label=f"SUBSTITUTE ON {kind}")
+    handled.append(f"{result.verb} {'done' if result.ok else 'refused'}")
+"""
+LABELS_AS_FACTS = """
+def calendar(ctx, command):
+    raise ctx.refuse(say("t"), say("x"), label=command_label("CALENDAR", came=Came.REFUSED))
+    return Reply((notice,), label=command_label("CALENDAR", on=command.on))
+    return Reply((notice,), command_label("PING"))
+    label, answer = practice.confirm(shell, session, request)
+    return Reply((answer,), label=label)
+    return _sit(ctx, kind, label=command_label("SUBSTITUTE", kind, on=True))
+    handled.append(command_label(result.verb, came=Came.DONE if result.ok else Came.REFUSED))
+    handled.append(type(command).__name__.upper())
+    say("gm_extend", label=turn.label, duration=duration)
+"""
+
+
+def test_the_detector_finds_a_command_label_in_words() -> None:
+    """A label given as `label=`, a `Reply`'s second argument or appended to the mail's
+    commands handled, in words (a literal, an f-string, a sum, a name assigned words) is found;
+    from `command_label`, handed on from another call, or a turn's label given to `say`, it
+    passes."""
+    assert labels_with_literal_words(LABELS_IN_WORDS) == [3, 4, 5, 7, 8, 9]
+    assert labels_with_literal_words(LABELS_AS_FACTS) == []
+
+
+def test_no_command_label_outside_letters_is_written_in_words() -> None:
+    """Every command's label (the digest's and `flagman gm audit`'s "commands: ..." line) is
+    `command_label`'s, from the template ``command_label``; a player command's module with a
+    label put back in words, and the intake's GM commands listed in words, are found."""
+    found = {}
+    for path in sorted(BOT.rglob("*.py")):
+        relative = path.relative_to(REPO).as_posix()
+        if relative.startswith("bot/letters/"):
+            continue
+        lines = labels_with_literal_words(path.read_text(encoding="utf-8"))
+        if lines:
+            found[relative] = lines
+    assert not found, f"a command's label in words outside the letters (command_label(verb, ...)): {found}"
+    player = (BOT / "commands" / "player.py").read_text(encoding="utf-8")
+    assert 'label=command_label("RESIGN", came=Came.DONE)' in player
+    assert labels_with_literal_words(
+        player.replace('label=command_label("RESIGN", came=Came.DONE)', 'label="RESIGN done"')
+    )
+    proven = (BOT / "intake" / "proven.py").read_text(encoding="utf-8")
+    listed = "handled.append(command_label(result.verb, came=Came.DONE if result.ok else Came.REFUSED))"
+    assert listed in proven
+    assert labels_with_literal_words(proven.replace(listed, "handled.append(f\"{result.verb} {'done'}\")"))
+
+
+# Why the ignore policy passed a mail by (`bot.mail_in.parse.Ignore`) is the record's too (the
+# digest's "ignored" and "bounce" lines): the parser gives what decided it and the header text it
+# quotes, typed; the words are the template ``ignore_detail``'s (`bot.letters.records`).
+IGNORE_REASONS = "IgnoreReason"
+IGNORES = frozenset({"Ignore"})
+
+
+def _with_words(node: ast.expr, known: Words) -> bool:
+    """Words written in the code, or handed as they are to a call (`echo(f"... {x}")`)."""
+    return literal_words(node, known) or (
+        isinstance(node, ast.Call) and any(literal_words(arg, known) for arg in node.args)
+    )
+
+
+def ignore_details_with_literal_words(source: str) -> list[int]:
+    """The lines of `source` where why a mail is ignored is given words of the code's own: a
+    tuple that pairs an `IgnoreReason` with words (the parser's verdict and its detail), an
+    `Ignore` given a sentence as a fact (its facts are a header's name and the text quoted), or
+    an `Inbound`'s `ignore_why=` given words."""
+    tree = ast.parse(source)
+    helpers = _helpers(tree)
+    found: set[int] = set()
+    for scope in _scopes(tree):
+        known = _known(scope, helpers)
+        for node in _own(scope):
+            if isinstance(node, ast.Tuple) and any(
+                isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == IGNORE_REASONS
+                for e in node.elts
+            ):
+                if any(_with_words(e, known) for e in node.elts):
+                    found.add(node.lineno)
+            if isinstance(node, ast.Call) and _name(node.func) in IGNORES:
+                facts = [*node.args[1:], *(k.value for k in node.keywords)]
+                if any(literal_words(fact, known, sentence=True) for fact in facts):
+                    found.add(node.lineno)
+            if isinstance(node, ast.Call):
+                given = [k.value for k in node.keywords if k.arg in {"ignore_why", "ignore_detail"}]
+                if any(_with_words(arg, known) for arg in given):
+                    found.add(node.lineno)
+    return sorted(found)
+
+
+IGNORES_IN_WORDS = """
+def _ignore_reason(headers, sender):
+    if sender in own:
+        return IgnoreReason.OWN_MAIL, f"From is our own address {sender}"
+    if content_type == "multipart/report":
+        return IgnoreReason.BOUNCE, "Content-Type: multipart/report"
+    several = (IgnoreReason.AMBIGUOUS_SENDER, echo(f"a From with several mailboxes ({shown})"))
+    return IgnoreReason.AUTO_REPLY, Ignore(IgnoreWhy.HEADER, header="Precedence", value="an auto reply")
+    return Inbound(ignore=IgnoreReason.UNPARSEABLE, ignore_why="parser failed")
+"""
+IGNORES_AS_FACTS = """
+def _ignore_reason(headers, sender):
+    if sender in own:
+        return IgnoreReason.OWN_MAIL, Ignore(IgnoreWhy.OWN_FROM, value=sender)
+    if content_type == "multipart/report":
+        return IgnoreReason.BOUNCE, Ignore(IgnoreWhy.HEADER, header="Content-Type", value=content_type)
+    several = (IgnoreReason.AMBIGUOUS_SENDER, Ignore(IgnoreWhy.SEVERAL_MAILBOXES, addresses=shown))
+    return IgnoreReason.AUTO_REPLY, Ignore(IgnoreWhy.HEADER, header="Precedence", value=_shown(value))
+    return Inbound(ignore=IgnoreReason.UNPARSEABLE, ignore_why=why)
+    return None, None
+"""
+
+
+def test_the_detector_finds_an_ignore_detail_in_words() -> None:
+    """The parser's verdict paired with words (a literal, an f-string, words handed to `echo`),
+    an `Ignore` given a sentence and an `Inbound` given words as its `ignore_why` are found; an
+    `Ignore` of facts (a header's name, the text quoted) passes."""
+    assert ignore_details_with_literal_words(IGNORES_IN_WORDS) == [4, 6, 7, 8, 9]
+    assert ignore_details_with_literal_words(IGNORES_AS_FACTS) == []
+
+
+def test_no_ignore_detail_outside_letters_is_written_in_words() -> None:
+    """Why a mail is ignored is typed where the parser decides it (`Ignore`), and its words are
+    the template ``ignore_detail``'s; the parser with one reason put back in words is found."""
+    found = {}
+    for path in sorted(BOT.rglob("*.py")):
+        relative = path.relative_to(REPO).as_posix()
+        if relative.startswith("bot/letters/"):
+            continue
+        lines = ignore_details_with_literal_words(path.read_text(encoding="utf-8"))
+        if lines:
+            found[relative] = lines
+    assert not found, f"why a mail is ignored, in words outside the letters (Ignore(IgnoreWhy...)): {found}"
+    parse = (BOT / "mail_in" / "parse.py").read_text(encoding="utf-8")
+    typed = "IgnoreReason.NO_SENDER, Ignore(IgnoreWhy.NO_FROM)"
+    assert typed in parse
+    assert ignore_details_with_literal_words(parse.replace(typed, 'IgnoreReason.NO_SENDER, "no usable From address"'))

@@ -26,6 +26,7 @@ from bot.fate import Notice, Refused
 from bot.games import requests
 from bot.letters import ToAddress, ToGm
 from bot.letters.context import bot_context, deadline_text
+from bot.letters.records import Came, command_label
 from bot.letters.words import say
 from bot.mail_in import tokens
 from bot.mail_in.auth import GM_SEAT
@@ -43,7 +44,7 @@ def _players_only(ctx: CommandContext, verb: str) -> Reply:
         say("commands_players_only_title", verb=verb),
         say("commands_players_only", verb=verb, gm_zone=verb == "TIMEZONE" and bool(ctx.who.gm_of)),
         kind=verb.lower(),
-        label=f"{verb} refused",
+        label=command_label(verb, came=Came.REFUSED),
     )
 
 
@@ -61,7 +62,7 @@ def timezone(ctx: CommandContext, command: Timezone) -> Reply:
             say("commands_zone_unknown_title"),
             say("commands_zone_unknown", close=close),
             kind="timezone",
-            label="TIMEZONE refused",
+            label=command_label("TIMEZONE", came=Came.REFUSED),
         )
     player.timezone = zone
     seats = requests.player_seats(ctx.session, player)
@@ -76,7 +77,7 @@ def timezone(ctx: CommandContext, command: Timezone) -> Reply:
     text = say("commands_zone_set", zone=zone, examples=examples)
     return Reply(
         (Notice(ctx.to, say("commands_zone_set_title", zone=zone), text, kind="timezone", error=False),),
-        label=f"TIMEZONE {zone}",
+        label=command_label("TIMEZONE", zone),
     )
 
 
@@ -95,7 +96,7 @@ def _address_refused(ctx: CommandContext, why: str, **words: object) -> Refused:
         say("commands_address_refused_title", why=why),
         say("commands_address_refused", why=why, **words),
         kind="address",
-        label="ADDRESS refused",
+        label=command_label("ADDRESS", came=Came.REFUSED),
     )
 
 
@@ -171,7 +172,7 @@ def address(ctx: CommandContext, command: Address) -> Reply:
                 essential=True,
             ),
         ),
-        label="ADDRESS asked",
+        label=command_label("ADDRESS", came=Came.ASKED),
     )
 
 
@@ -203,7 +204,7 @@ def vacation(ctx: CommandContext, command: Vacation) -> Reply:
                     error=False,
                 ),
             ),
-            label="VACATION OFF",
+            label=command_label("VACATION", on=False),
         )
     start, end = command.start, command.end
     problem = None
@@ -226,7 +227,7 @@ def vacation(ctx: CommandContext, command: Vacation) -> Reply:
                 problem=say("commands_vacation_problem", why=problem, most=MAX_VACATION_DAYS),
             ),
             kind="vacation",
-            label="VACATION refused",
+            label=command_label("VACATION", came=Came.REFUSED),
         )
     player.vacation_from, player.vacation_to = start, end
     span = say("commands_vacation_span", start=_day_text(start), end=_day_text(end), zone=player.timezone)
@@ -234,7 +235,7 @@ def vacation(ctx: CommandContext, command: Vacation) -> Reply:
     text = say("commands_vacation", what="set", span=span)
     return Reply(
         (Notice(ctx.to, say("commands_vacation_title", what="set"), text, kind="vacation", error=False),),
-        label=f"VACATION {start.isoformat()} {end.isoformat()}",
+        label=command_label("VACATION", start.isoformat(), end.isoformat()),
     )
 
 

@@ -33,6 +33,7 @@ from bot.fate import Letter, Notice, Refused
 from bot.games import bench, observers, practice, reliability, requests, season_tiers, seats, signups, turns
 from bot.letters import ToAddress, notices
 from bot.letters.context import deadline_text, game_context
+from bot.letters.records import Came, command_label
 from bot.letters.words import say
 from bot.mail_in import tokens
 from bot.models import Game, GameStatus, Observer, Player, RequestStatus
@@ -50,7 +51,7 @@ def _unknown(ctx: CommandContext, verb: str) -> Reply:
         say("commands_unknown_game_title"),
         say("commands_unknown_game", verb=verb),
         kind=verb.lower(),
-        label=f"{verb} refused",
+        label=command_label(verb, came=Came.REFUSED),
     )
 
 
@@ -100,7 +101,9 @@ def list_games(ctx: CommandContext, command: ListGames) -> Reply:
         listed.append(facts)
     finished = [g.name for g in games if g.status == GameStatus.FINISHED][-MAX_FINISHED:]
     text = say("commands_list", games=listed, more=max(0, len(running) - MAX_LISTED), finished=finished)
-    return Reply((Notice(ctx.to, say("commands_list_title"), text, kind="list", error=False),), label="LIST")
+    return Reply(
+        (Notice(ctx.to, say("commands_list_title"), text, kind="list", error=False),), label=command_label("LIST")
+    )
 
 
 def rules(ctx: CommandContext, command: ShowRules) -> Reply:
@@ -127,7 +130,7 @@ def rules(ctx: CommandContext, command: ShowRules) -> Reply:
     )
     return Reply(
         (Letter(ctx.to, ctx.shell.renderer.render("rules", values, game=game.kind), "rules", game=game),),
-        label=f"RULES {game.name}",
+        label=command_label("RULES", game.name),
     )
 
 
@@ -141,7 +144,7 @@ def observe(ctx: CommandContext, command: Observe) -> Reply:
             say("commands_observe_title", what="over", game=game.name),
             say("commands_observe", what="over", game=game.name),
             kind="observe",
-            label="OBSERVE refused",
+            label=command_label("OBSERVE", came=Came.REFUSED),
         )
     if ctx.seat_in(game) is not None or any(g.id == game.id for g in ctx.who.gm_of):
         return Reply(
@@ -154,7 +157,7 @@ def observe(ctx: CommandContext, command: Observe) -> Reply:
                     error=False,
                 ),
             ),
-            label="OBSERVE",
+            label=command_label("OBSERVE"),
         )
     address = ctx.address
     if observers.is_observing(session, game, address):
@@ -168,7 +171,7 @@ def observe(ctx: CommandContext, command: Observe) -> Reply:
                     error=False,
                 ),
             ),
-            label="OBSERVE",
+            label=command_label("OBSERVE"),
         )
     count = session.scalar(select(func.count()).select_from(Observer).where(Observer.game_id == game.id)) or 0
     if count >= observers.MAX_OBSERVERS:
@@ -176,7 +179,7 @@ def observe(ctx: CommandContext, command: Observe) -> Reply:
             say("commands_observe_title", what="full", game=game.name),
             say("commands_observe", what="full", game=game.name, most=observers.MAX_OBSERVERS),
             kind="observe",
-            label="OBSERVE refused",
+            label=command_label("OBSERVE", came=Came.REFUSED),
         )
     if not ctx.stranger:  # the mail proved the registered address: no confirmation needed
         observers.observe(session, game, address, now)
@@ -190,7 +193,7 @@ def observe(ctx: CommandContext, command: Observe) -> Reply:
                     error=False,
                 ),
             ),
-            label=f"OBSERVE {game.name}",
+            label=command_label("OBSERVE", game.name),
         )
     secrets = ctx.shell.settings.secrets
     code = tokens.make(secrets.site_secret, tokens.OBSERVE, game.name, now, address)
@@ -206,7 +209,8 @@ def observe(ctx: CommandContext, command: Observe) -> Reply:
     )
     rendered = ctx.shell.renderer.render("observe_confirm", values, game=game.kind)
     return Reply(
-        (Letter(ToAddress(address), rendered, "observe_confirm", game=game),), label=f"OBSERVE {game.name} asked"
+        (Letter(ToAddress(address), rendered, "observe_confirm", game=game),),
+        label=command_label("OBSERVE", game.name, came=Came.ASKED),
     )
 
 
@@ -226,7 +230,7 @@ def unobserve(ctx: CommandContext, command: Unobserve) -> Reply:
         text = say("commands_unobserve", stopped=[], game=game.name if game is not None else "")
         return Reply(
             (Notice(ctx.to, say("commands_unobserve_title", stopped=[]), text, kind="unobserve", error=False),),
-            label="UNOBSERVE",
+            label=command_label("UNOBSERVE"),
         )
     return Reply(
         (
@@ -238,7 +242,7 @@ def unobserve(ctx: CommandContext, command: Unobserve) -> Reply:
                 error=False,
             ),
         ),
-        label="UNOBSERVE " + " ".join(stopped),
+        label=command_label("UNOBSERVE", *stopped),
     )
 
 
@@ -271,7 +275,7 @@ def _not_valid(ctx: CommandContext, verb: str) -> Reply:
         say("commands_code_not_valid_title", verb=verb),
         say("commands_code_not_valid", days=tokens.VALID_DAYS),
         kind=verb.lower(),
-        label=f"{verb} refused",
+        label=command_label(verb, came=Came.REFUSED),
     )
 
 
@@ -302,7 +306,7 @@ def confirm(ctx: CommandContext, command: Confirm) -> Reply:
                     essential=True,
                 ),
             ),
-            label="CONFIRM ADDRESS",
+            label=command_label("CONFIRM ADDRESS"),
         )
     if code.kind == tokens.STOP:
         return _not_valid(ctx, "CONFIRM")  # a STOP code is sent back with STOP, not CONFIRM
@@ -311,7 +315,7 @@ def confirm(ctx: CommandContext, command: Confirm) -> Reply:
     if code.kind == tokens.BENCH:
         kind = bench.kind_named(code.ref)
         assert kind is not None  # code_stands
-        return _sit(ctx, kind, label="CONFIRM SUBSTITUTE")
+        return _sit(ctx, kind, label=command_label("CONFIRM SUBSTITUTE"))
     if code.kind == tokens.SERIES:
         return _enter_series(ctx, code.ref, command.code)
     session, sender = ctx.session, ctx.inbound.sender
@@ -321,7 +325,7 @@ def confirm(ctx: CommandContext, command: Confirm) -> Reply:
             say("commands_confirm_over_title"),
             say("commands_confirm_over"),
             kind="confirm",
-            label="CONFIRM refused",
+            label=command_label("CONFIRM", came=Came.REFUSED),
         )
     if not observers.observe(session, game, sender, ctx.shell.now()):
         return Reply(
@@ -334,7 +338,7 @@ def confirm(ctx: CommandContext, command: Confirm) -> Reply:
                     error=False,
                 ),
             ),
-            label="CONFIRM",
+            label=command_label("CONFIRM"),
         )
     return Reply(
         (
@@ -347,7 +351,7 @@ def confirm(ctx: CommandContext, command: Confirm) -> Reply:
                 essential=True,
             ),
         ),
-        label=f"CONFIRM OBSERVE {game.name}",
+        label=command_label("CONFIRM OBSERVE", game.name),
     )
 
 
@@ -366,7 +370,7 @@ def practice_(ctx: CommandContext, command: Practice) -> Reply:
             say("commands_practice_confirm_title"),
             say("commands_practice_confirm"),
             kind="practice",
-            label="PRACTICE refused",
+            label=command_label("PRACTICE", came=Came.REFUSED),
         )
     name = practice.start_now(
         ctx.shell,
@@ -376,7 +380,7 @@ def practice_(ctx: CommandContext, command: Practice) -> Reply:
         command.level,
         sender_name=_name_in_from(ctx),
     )
-    return Reply((), label=f"PRACTICE {name}")  # the answer: its first sheet, the welcome at its top
+    return Reply((), label=command_label("PRACTICE", name))  # the answer: its first sheet, the welcome at its top
 
 
 def _take_offer(ctx: CommandContext, code: str) -> Reply:
@@ -388,10 +392,13 @@ def _take_offer(ctx: CommandContext, code: str) -> Reply:
         text, seat = bench.take(ctx.shell, ctx.session, made, address)
     except Refused as refused:
         raise ctx.refuse(
-            say("bench_take_refused_title"), str(refused), kind="seat_offer", label="OFFER refused"
+            say("bench_take_refused_title"),
+            str(refused),
+            kind="seat_offer",
+            label=command_label("OFFER", came=Came.REFUSED),
         ) from None
     notice = Notice(ToAddress(address), say("bench_take_title", seat=seat.name), text, kind="seat_taken", error=False)
-    return Reply((notice,), label=f"OFFER {seat.game.name} {seat.name} taken")
+    return Reply((notice,), label=command_label("OFFER", seat.game.name, seat.name, came=Came.TAKEN))
 
 
 def _enter_series(ctx: CommandContext, series: str, code: str) -> Reply:
@@ -408,7 +415,7 @@ def _enter_series(ctx: CommandContext, series: str, code: str) -> Reply:
             say("join_season_closed_title", season=series),
             say("series_open_now", series=series),
             kind="join",
-            label="CONFIRM refused",
+            label=command_label("CONFIRM", came=Came.REFUSED),
         )
     return Reply(
         (
@@ -420,7 +427,7 @@ def _enter_series(ctx: CommandContext, series: str, code: str) -> Reply:
                 error=False,
             ),
         ),
-        label=f"CONFIRM JOIN {entered}: the next season",
+        label=command_label("CONFIRM JOIN", entered, came=Came.NEXT_SEASON),
     )
 
 
@@ -449,7 +456,7 @@ def substitute(ctx: CommandContext, command: Substitute) -> Reply:
             say("bench_unknown_kind_title"),
             say("bench_unknown_kind", kinds=practice.kinds()),
             kind="substitute",
-            label="SUBSTITUTE refused",
+            label=command_label("SUBSTITUTE", came=Came.REFUSED),
         )
     title = find_game(kind).title
     if not command.on:
@@ -460,16 +467,19 @@ def substitute(ctx: CommandContext, command: Substitute) -> Reply:
         text = say("bench_off", title=title, kind=kind, was=stood)
         return Reply(
             (Notice(ctx.to, say("bench_off_title", title=title), text, kind="substitute", error=False),),
-            label="SUBSTITUTE OFF",
+            label=command_label("SUBSTITUTE", on=False),
         )
     if not ctx.stranger:
-        return _sit(ctx, kind, label=f"SUBSTITUTE ON {kind}")
+        return _sit(ctx, kind, label=command_label("SUBSTITUTE", kind, on=True))
     now = ctx.shell.now()
     code = tokens.make(ctx.shell.settings.secrets.site_secret, tokens.BENCH, kind, now, ctx.inbound.sender)
     rendered = notices.bench_confirm(
         ctx.shell, title, code=code, subject_tag=tokens.subject_tag(code), valid_days=tokens.VALID_DAYS
     )
-    return Reply((Letter(ToAddress(ctx.inbound.sender), rendered, "bench_confirm"),), label="SUBSTITUTE ON asked")
+    return Reply(
+        (Letter(ToAddress(ctx.inbound.sender), rendered, "bench_confirm"),),
+        label=command_label("SUBSTITUTE", on=True, came=Came.ASKED),
+    )
 
 
 def record(ctx: CommandContext, command: Record) -> Reply:
@@ -490,7 +500,9 @@ def record(ctx: CommandContext, command: Record) -> Reply:
         games=found.games,
         benches=benches,
     )
-    return Reply((Notice(ctx.to, say("record_title"), text, kind="record", error=False),), label="RECORD")
+    return Reply(
+        (Notice(ctx.to, say("record_title"), text, kind="record", error=False),), label=command_label("RECORD")
+    )
 
 
 def stop(ctx: CommandContext, command: Stop) -> Reply:
@@ -512,7 +524,7 @@ def stop(ctx: CommandContext, command: Stop) -> Reply:
                 essential=True,
             ),
         ),
-        label="STOP ADDRESS",
+        label=command_label("STOP ADDRESS"),
     )
 
 

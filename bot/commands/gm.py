@@ -167,6 +167,10 @@ class News:
 
 
 LEAD, NEWS, AFTER = 0, 1, 2
+# The kind of the news that the GM's mail completed the open turn and it was resolved: a seat
+# with no other news of the mail is not told it (its results are the news), and the turn open
+# after it is a new one, "now due".
+RESOLVED = "early_gm_last"
 
 
 def announce(
@@ -200,7 +204,7 @@ def tell_players(shell: Shell, session: Session, game: Game, news: Sequence[News
     sent = 0
     for seat in store.mailed_seats(game):
         told = sorted((n for n in news if n.about != seat.name and n.to in (None, seat.name)), key=lambda n: n.rank)
-        if not told:
+        if all(n.kind == RESOLVED for n in told):  # nothing to tell, or only what the results tell
             continue
         kind = told[0].kind if len(told) == 1 else "announce"
         zone = seat.player.timezone
@@ -213,7 +217,8 @@ def tell_players(shell: Shell, session: Session, game: Game, news: Sequence[News
                 if turn is not None
                 else None,
                 "paused": outlook.timing(game, turn).paused,
-                "moved": any(n.calendar for n in told),  # the deadline moved: "now due", else "unchanged"
+                # the deadline moved, or the open turn is one the GM's mail opened: "now due", else "unchanged"
+                "moved": any(n.calendar or n.kind == RESOLVED for n in told),
                 # A deadline the GM set while paused is the one RESUME keeps (`resume`): said.
                 "set_for_resume": any(n.kind in ("extend", "deadline") for n in told),
                 "timezone": zone,
@@ -680,15 +685,7 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
     plot_cleared = _hand_over(ctx, seat, new_player)
     if ctx.game.status == GameStatus.SIGNUP:
         send_welcome(ctx.shell, ctx.session, ctx.game, seat)
-        return say(
-            "gm_replace_done",
-            seat=seat.name,
-            holder=new_player.name,
-            address=new_player.address,
-            old=old_player.address,
-            robot=False,
-            signup=True,
-        )
+        return _replaced(ctx, seat, old_player, new_player)
     _rules, _state, turn = under_way(ctx.session, ctx.game)
     label = turn.label if turn is not None else None  # the new holder drives from it, or for what is left
     # The predecessor's orders are said to stand only where they sent some for this turn.
@@ -709,22 +706,67 @@ def replace_seat(ctx: GmAction, args: tuple[str, ...]) -> str:
             season_part=seasons.seat_goes_on(ctx.session, ctx.game, "taker"),
         ),
     )
-    announce(
-        ctx,
-        say("gm_replace_title", seat=seat.name),
-        say("gm_replace", seat=seat.name, robot=False, holder=new_player.name, label=label, kind=ctx.game.kind),
-        kind="replace",
-        about=seat.name,
-    )
+    return _replaced(ctx, seat, old_player, new_player, label=label, plot=plot_cleared)
+
+
+def _replaced(
+    ctx: GmAction,
+    seat: Seat,
+    old_player: Player,
+    holder: Player | None,
+    *,
+    label: str | None = None,
+    plot: str | None = None,
+    filed: str | None = None,
+) -> str:
+    """The end of every REPLACE, to a player (`holder`) or to the robot (None): the other
+    players told who drives `seat` on and from which turn (`label`; none: for what is left),
+    unless a player takes it before the start (the welcome is all they need); and the GM's
+    confirmation, naming the former holder, the GM plot it cleared (`plot`) or the turn the
+    robot's orders are on file for (`filed`)."""
+    robot = holder is None
+    signup = not robot and ctx.game.status == GameStatus.SIGNUP
+    if not signup:
+        announce(
+            ctx,
+            say("gm_replace_title", seat=seat.name),
+            say(
+                "gm_replace",
+                seat=seat.name,
+                robot=robot,
+                holder=holder.name if holder is not None else None,
+                label=label,
+                kind=ctx.game.kind,
+            ),
+            kind="replace",
+            about=seat.name,
+        )
     return say(
         "gm_replace_done",
         seat=seat.name,
-        holder=new_player.name,
-        address=new_player.address,
+        holder=holder.name if holder is not None else None,
+        address=holder.address if holder is not None else None,
         old=old_player.address,
-        robot=False,
-        signup=False,
-        plot=_one_line(plot_cleared) if plot_cleared else None,
+        robot=robot,
+        signup=signup,
+        plot=_one_line(plot) if plot else None,
+        filed=filed,
+        kind=ctx.game.kind,
+    )
+
+
+def _tell_replaced(ctx: GmAction, seat: Seat, old_player: Player, *, robot: bool) -> None:
+    """The seat's former holder told, at their own address, that `seat` is handed on (to the
+    robot, with `robot`): without the seat's signed reply address, which would act for the
+    seat's new holder (bot.letters: ToAddress)."""
+    letters.notice(
+        ctx.shell,
+        ctx.session,
+        ToAddress(old_player.address, old_player.name),
+        say("commands_seat_replaced_title", game=ctx.game.name),
+        say("commands_seat_replaced", seat=seat.name, game=ctx.game.name, robot=robot, kind=ctx.game.kind),
+        kind="replaced",
+        game=ctx.game,
     )
 
 
@@ -745,17 +787,7 @@ def _hand_over(ctx: GmAction, seat: Seat, new_player: Player) -> str | None:
     }
     plot_cleared = seat.gm_plot
     seat.gm_plot = None
-    # Without the seat's signed reply address: it would act for the seat's new holder
-    # (bot.letters: ToAddress).
-    letters.notice(
-        ctx.shell,
-        ctx.session,
-        ToAddress(old_player.address, old_player.name),
-        say("commands_seat_replaced_title", game=ctx.game.name),
-        say("commands_seat_replaced", seat=seat.name, game=ctx.game.name, robot=False, kind=ctx.game.kind),
-        kind="replaced",
-        game=ctx.game,
-    )
+    _tell_replaced(ctx, seat, old_player, robot=False)
     if ctx.game.status != GameStatus.SIGNUP and (open_now := store.open_turn(ctx.session, ctx.game)) is not None:
         reliability.note_change(ctx.session, seat, open_now.number, ChangeWhy.REPLACED, new_player, ctx.now)
     seat.player_id = new_player.id
@@ -810,15 +842,7 @@ def _to_robot(ctx: GmAction, seat: Seat, level: RobotLevel = RobotLevel.NORMAL) 
         "nmr_streak": seat.nmr_streak,
         "gm_plot": seat.gm_plot,
     }
-    letters.notice(
-        ctx.shell,
-        ctx.session,
-        ToAddress(old_player.address, old_player.name),
-        say("commands_seat_replaced_title", game=ctx.game.name),
-        say("commands_seat_replaced", seat=seat.name, game=ctx.game.name, robot=True, kind=ctx.game.kind),
-        kind="replaced",
-        game=ctx.game,
-    )
+    _tell_replaced(ctx, seat, old_player, robot=True)
     robot = robots.robot_player(ctx.session, ctx.now)
     if ctx.game.status != GameStatus.SIGNUP and (open_now := store.open_turn(ctx.session, ctx.game)) is not None:
         reliability.note_change(ctx.session, seat, open_now.number, ChangeWhy.ROBOT, robot, ctx.now)
@@ -837,16 +861,7 @@ def _to_robot(ctx: GmAction, seat: Seat, level: RobotLevel = RobotLevel.NORMAL) 
         rules = turns.rules_of(ctx.game)
         if robots.file_orders(ctx.session, rules, ctx.game, turn, rules.load_state(turn.state), [seat], ctx.now):
             filed = turn.label
-    announce(
-        ctx,
-        say("gm_replace_title", seat=seat.name),
-        say(
-            "gm_replace", seat=seat.name, robot=True, label=turn.label if turn is not None else None, kind=ctx.game.kind
-        ),
-        kind="replace",
-        about=seat.name,
-    )
-    return say("gm_replace_done", seat=seat.name, old=old_player.address, robot=True, filed=filed, kind=ctx.game.kind)
+    return _replaced(ctx, seat, old_player, None, label=turn.label if turn is not None else None, filed=filed)
 
 
 def _drop_seat(ctx: GmAction, seat: Seat) -> str:

@@ -125,11 +125,12 @@ class Status(_MaybeGame):
 
 
 @dataclass(frozen=True, slots=True)
-class ShowOrders(_Verb):
+class ShowOrders(_MaybeGame):
     verb: ClassVar[str] = "ORDERS"
-    syntax: ClassVar[str] = "ORDERS"
+    syntax: ClassVar[str] = "ORDERS [game]"
     summary: ClassVar[str] = "what is on file for you"
     example: ClassVar[str] = "ORDERS"
+    game: str = ""  # "": the game the mail is for
 
 
 _JOIN_RE = re.compile(r"^JOIN\s+(\S+)(?:\s+(.+?))?\s*$", re.I)

@@ -45,6 +45,7 @@ from bot.letters.context import (
     seat_labels,
 )
 from bot.letters.defaults import gets
+from bot.letters.records import Came, command_label
 from bot.letters.words import say
 from bot.models import Game, GameStatus, OrderSubmission, Outbox, Player, Seat, Turn
 from bot.outlook import what_counts
@@ -181,6 +182,8 @@ def _gm_status(ctx: CommandContext, games: list[Game]) -> Letter:
 
 def show_orders(ctx: CommandContext, command: ShowOrders) -> Reply:
     session, seat = ctx.session, ctx.seat
+    if command.game:  # "ORDERS sc1", as STATUS sc1 names its game: the seat in that game
+        seat = ctx.seat_in(_game_of(ctx, command.game, "ORDERS"))
     if seat is None:
         return Reply((which_game(ctx.inbound, ctx.who),))
     rules, state, turn = turns.current_state(session, seat.game)
@@ -219,14 +222,14 @@ def _game_of(ctx: CommandContext, name: str, verb: str) -> Game:
         raise Refused(
             say("mail_record", why="which_game", ambiguous=False),
             which_game(ctx.inbound, ctx.who),
-            label=f"{verb} refused",
+            label=command_label(verb, came=Came.REFUSED),
         )
     if game is None or (ctx.seat_in(game) is None and not any(g.id == game.id for g in ctx.who.gm_of)):
         raise ctx.refuse(
             say("commands_not_your_game_title", verb=verb),
             say("commands_not_your_game", name=name),
             kind=verb.lower(),
-            label=f"{verb} refused",
+            label=command_label(verb, came=Came.REFUSED),
         )
     return game
 
@@ -267,7 +270,7 @@ def history(ctx: CommandContext, command: History) -> Reply:
                     last=resolved[-1].number if resolved else 0,
                 ),
                 kind="history",
-                label="HISTORY refused",
+                label=command_label("HISTORY", came=Came.REFUSED),
             )
         state = rules.load_state(turn.state_after)
         events = tuple(Event.from_json(e) for e in turn.events or ())
@@ -286,7 +289,7 @@ def history(ctx: CommandContext, command: History) -> Reply:
             }
         )
     rendered = ctx.shell.renderer.render("history", values, game=game.kind)
-    return Reply((Letter(ctx.to, rendered, "history", game=game),), label=f"HISTORY {game.name}")
+    return Reply((Letter(ctx.to, rendered, "history", game=game),), label=command_label("HISTORY", game.name))
 
 
 def _open_turn_for(ctx: CommandContext, name: str, verb: str) -> tuple[Seat, Turn, AnyGame, GameState]:
@@ -299,7 +302,7 @@ def _open_turn_for(ctx: CommandContext, name: str, verb: str) -> tuple[Seat, Tur
             say("commands_for_players_title", verb=verb),
             say("commands_for_players", verb=verb),
             kind=verb.lower(),
-            label=f"{verb} refused",
+            label=command_label(verb, came=Came.REFUSED),
         )
     turn = store.open_turn(ctx.session, game) if game.status == GameStatus.ACTIVE else None
     if turn is None:
@@ -307,7 +310,7 @@ def _open_turn_for(ctx: CommandContext, name: str, verb: str) -> tuple[Seat, Tur
             say("commands_no_open_turn_title"),
             say("commands_no_open_turn", game=game.name, status=game.status),
             kind=verb.lower(),
-            label=f"{verb} refused",
+            label=command_label(verb, came=Came.REFUSED),
         )
     rules = turns.rules_of(game)
     state = rules.load_state(turn.state)
@@ -316,7 +319,7 @@ def _open_turn_for(ctx: CommandContext, name: str, verb: str) -> tuple[Seat, Tur
             say("commands_no_orders_to_send_title"),
             say("commands_no_orders_to_send", turn=turn.label, game=game.name),
             kind=verb.lower(),
-            label=f"{verb} refused",
+            label=command_label(verb, came=Came.REFUSED),
         )
     return seat, turn, rules, state
 
@@ -360,7 +363,7 @@ def clear(ctx: CommandContext, command: Clear) -> Reply:
     said = claims.of_turn(seat.game, turn, claims.counts(seat.name, counting))
     return Reply(
         (Notice(ToSeat(seat), say("commands_cleared_title"), text, kind="orders", error=False, claims=(said,)),),
-        label=f"CLEAR {seat.game.name}",
+        label=command_label("CLEAR", seat.game.name),
     )
 
 
@@ -379,7 +382,7 @@ def _no_hold_in_practice(ctx: CommandContext, seat: Seat, turn: Turn, verb: str)
             idle_days=ctx.shell.settings.practice.idle_days,
         ),
         kind=verb.lower(),
-        label=f"{verb} refused: a practice race",
+        label=command_label(verb, came=Came.PRACTICE_RACE),
     )
 
 
@@ -405,7 +408,7 @@ def wait(ctx: CommandContext, command: Wait) -> Reply:
                     error=False,
                 ),
             ),
-            label=f"WAIT {game.name}: nothing to hold",
+            label=command_label("WAIT", game.name, came=Came.NOTHING_TO_HOLD),
         )
     _note(ctx, seat, turn, store.WAIT, "WAIT")
     return Reply(
@@ -418,7 +421,7 @@ def wait(ctx: CommandContext, command: Wait) -> Reply:
                 error=False,
             ),
         ),
-        label=f"WAIT {game.name}",
+        label=command_label("WAIT", game.name),
     )
 
 
@@ -431,7 +434,7 @@ def no_wait(ctx: CommandContext, command: NoWait) -> Reply:
         text = say("commands_nowait", held=False, turn=turn.label, game=game.name)
         return Reply(
             (Notice(ToSeat(seat), say("commands_nowait_title", held=False), text, kind="orders", error=False),),
-            label=f"NOWAIT {game.name}: nothing to lift",
+            label=command_label("NOWAIT", game.name, came=Came.NOTHING_TO_LIFT),
         )
     _note(ctx, seat, turn, store.NOWAIT, "NOWAIT")
     if turns.is_due(ctx.session, game, turn, ctx.shell.now(), pace=turns.practice_pace(ctx.shell.settings.practice)):
@@ -447,7 +450,7 @@ def no_wait(ctx: CommandContext, command: NoWait) -> Reply:
                     claims=(claims.of_turn(game, turn, resolved=True),),
                 ),
             ),
-            label=f"NOWAIT {game.name}: the turn resolves",
+            label=command_label("NOWAIT", game.name, came=Came.RESOLVES),
             resolves=((game.id, turn.id),),
         )
     others = any(
@@ -458,7 +461,7 @@ def no_wait(ctx: CommandContext, command: NoWait) -> Reply:
     text = say("commands_nowait", held=True, others=others, then=then, turn=turn.label, game=game.name)
     return Reply(
         (Notice(ToSeat(seat), say("commands_nowait_title", held=True), text, kind="orders", error=False),),
-        label=f"NOWAIT {game.name}",
+        label=command_label("NOWAIT", game.name),
     )
 
 
@@ -475,7 +478,7 @@ def resend(ctx: CommandContext, command: Resend) -> Reply:
             say("commands_resend_players_title"),
             say("commands_resend_players"),
             kind="resend",
-            label="RESEND refused",
+            label=command_label("RESEND", came=Came.REFUSED),
         )
     turn = store.open_turn(ctx.session, game)
     if turn is None or game.status == GameStatus.SIGNUP:
@@ -483,7 +486,7 @@ def resend(ctx: CommandContext, command: Resend) -> Reply:
             say("commands_resend_no_sheet_title"),
             say("commands_resend_no_sheet", game=game.name),
             kind="resend",
-            label="RESEND refused",
+            label=command_label("RESEND", came=Came.REFUSED),
         )
     # Sheets sent on their own (the first one, a REPLACE's, RESEND's; later turns' come with the
     # results) to this address for this game in the last day.
@@ -505,10 +508,10 @@ def resend(ctx: CommandContext, command: Resend) -> Reply:
             say("commands_resend_sent_title"),
             say("commands_resend_sent", game=game.name, times=RESENDS_PER_DAY),
             kind="resend",
-            label="RESEND refused",
+            label=command_label("RESEND", came=Came.REFUSED),
         )
     turns.queue_seat_mail(ctx.shell, ctx.session, game, seat, "turn_sheet")
-    return Reply(label=f"RESEND {game.name}")
+    return Reply(label=command_label("RESEND", game.name))
 
 
 def join(ctx: CommandContext, command: Join) -> Reply:
@@ -534,10 +537,10 @@ def join(ctx: CommandContext, command: Join) -> Reply:
                         error=False,
                     ),
                 ),
-                label=f"JOIN {series}: the next season",
+                label=command_label("JOIN", series, came=Came.NEXT_SEASON),
             )
     seat, welcome = signups.join_now(ctx.shell, ctx.session, command.game, ctx.address, command.name)
-    return Reply((welcome,), label=f"JOIN {seat.game.name}: seat {seat.name}")
+    return Reply((welcome,), label=command_label("JOIN", seat.game.name, seat.name, came=Came.SEAT))
 
 
 def resign(ctx: CommandContext, command: Resign) -> Reply:
@@ -559,7 +562,7 @@ def resign(ctx: CommandContext, command: Resign) -> Reply:
         ],
         ctx.shell.now(),
     )
-    return Reply(label="RESIGN done")
+    return Reply(label=command_label("RESIGN", came=Came.DONE))
 
 
 __all__ = [

@@ -20,6 +20,7 @@ from bot.fate import Notice, Refused
 from bot.games import turns
 from bot.letters import ToGm, ToSeat
 from bot.letters.context import game_context
+from bot.letters.records import Came, command_label
 from bot.letters.words import say
 from bot.models import Game, GameStatus, PressMode, Seat
 from bot.safe_text import echo
@@ -40,7 +41,7 @@ def _refused(ctx: CommandContext, why: str, title: dict[str, object], **words: o
         say("commands_press_refused_title", why=why, **title),
         say("commands_press_refused", why=why, **title, **words),
         kind="press",
-        label="PRESS refused",
+        label=command_label("PRESS", came=Came.REFUSED),
     )
 
 
@@ -95,7 +96,7 @@ def press(ctx: CommandContext, command: Press) -> Reply:
     )
     return Reply(
         (Notice(ctx.to, say("commands_press_sent_title", game=game.name), done, kind="press", error=False),),
-        label=f"PRESS {game.name} {command.to}",
+        label=command_label("PRESS", game.name, command.to),
     )
 
 

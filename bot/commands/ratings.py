@@ -15,6 +15,7 @@ from bot.commands.handlers import CommandContext, Reply
 from bot.fate import Notice
 from bot.games import preferences
 from bot.games.ratings import ratings_of_person
+from bot.letters.records import Came, command_label
 from bot.letters.words import say
 from bot.models import Player
 from rules import find_game
@@ -52,7 +53,7 @@ def rating(ctx: CommandContext, command: Rating) -> Reply:
                 say("commands_rating_unproven_title", on=command.on),
                 say("commands_rating_unproven", on=command.on),
                 kind="rating",
-                label="RATING refused: the setting wants a proven mail",
+                label=command_label("RATING", came=Came.WANTS_PROOF),
             )
         player = person
     if player is None:
@@ -60,7 +61,7 @@ def rating(ctx: CommandContext, command: Rating) -> Reply:
             say("commands_players_only_title", verb="RATING"),
             say("commands_players_only", verb="RATING", gm_zone=False),
             kind="rating",
-            label="RATING refused",
+            label=command_label("RATING", came=Came.REFUSED),
         )
     settings = ctx.shell.settings
     page = (
@@ -79,7 +80,7 @@ def rating(ctx: CommandContext, command: Rating) -> Reply:
         )
         return Reply(
             (Notice(ctx.to, say("commands_rating_title", on=None), text, kind="rating", error=False),),
-            label="RATING",
+            label=command_label("RATING"),
         )
     changed = preferences.set_rating(player, command.on)
     text = say(
@@ -93,5 +94,5 @@ def rating(ctx: CommandContext, command: Rating) -> Reply:
     )
     return Reply(
         (Notice(ctx.to, say("commands_rating_title", on=command.on), text, kind="rating", error=False),),
-        label=f"RATING {'ON' if command.on else 'OFF'}",
+        label=command_label("RATING", on=command.on),
     )

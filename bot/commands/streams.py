@@ -28,6 +28,7 @@ from bot.games import observers, preferences
 from bot.games.identity import Proof, Who
 from bot.letters import ToAddress, ToSeat
 from bot.letters.context import deadline_text
+from bot.letters.records import Came, command_label
 from bot.letters.words import say
 from bot.mail_in.auth import describe_authentication, parse_tag, tag_in_recipients
 from bot.mail_in.parse import Inbound
@@ -68,7 +69,9 @@ def ping(ctx: CommandContext, command: Ping) -> Reply:
         practice=seat is not None and timing(seat.game, turn).practice,
         deadline=deadline_text(timing(seat.game, turn), zone) if seat is not None else None,
     )
-    return Reply((Notice(ctx.to, say("commands_ping_title"), text, kind="ping", error=False),), label="PING")
+    return Reply(
+        (Notice(ctx.to, say("commands_ping_title"), text, kind="ping", error=False),), label=command_label("PING")
+    )
 
 
 def refused_text(ctx: CommandContext, inbound: Inbound, who: Who) -> str:
@@ -101,13 +104,13 @@ def calendar(ctx: CommandContext, command: Calendar) -> Reply:
             say("commands_calendar_refused_title"),
             say("commands_calendar", player=False),
             kind="calendar",
-            label="CALENDAR refused",
+            label=command_label("CALENDAR", came=Came.REFUSED),
         )
     changed = preferences.set_calendar(player, command.on)
     text = say("commands_calendar", player=True, on=command.on, changed=changed)
     return Reply(
         (Notice(ctx.to, say("commands_calendar_title", on=command.on), text, kind="calendar", error=False),),
-        label=f"CALENDAR {'ON' if command.on else 'OFF'}",
+        label=command_label("CALENDAR", on=command.on),
     )
 
 
@@ -115,12 +118,12 @@ def reminders(ctx: CommandContext, command: Reminders) -> Reply:
     seat = ctx.seat
     if seat is None:
         if ctx.who.games:
-            return Reply((which_game(ctx.inbound, ctx.who),), label="REMINDERS refused")
+            return Reply((which_game(ctx.inbound, ctx.who),), label=command_label("REMINDERS", came=Came.REFUSED))
         raise ctx.refuse(
             say("commands_reminders_refused_title"),
             say("commands_reminders_refused"),
             kind="reminders",
-            label="REMINDERS refused",
+            label=command_label("REMINDERS", came=Came.REFUSED),
         )
     changed = preferences.set_reminders(seat, command.on)
     game = seat.game.name
@@ -135,7 +138,7 @@ def reminders(ctx: CommandContext, command: Reminders) -> Reply:
                 error=False,
             ),
         ),
-        label=f"REMINDERS {'ON' if command.on else 'OFF'}",
+        label=command_label("REMINDERS", on=command.on),
     )
 
 
@@ -181,7 +184,7 @@ def unsubscribe(ctx: CommandContext, command: Unsubscribe) -> Reply:
                 error=False,
             ),
         ),
-        label="UNSUBSCRIBE: nothing",
+        label=command_label("UNSUBSCRIBE", came=Came.NOTHING),
     )
     if stream is None or not code_stands(ctx, command.code):
         return nothing
@@ -202,7 +205,7 @@ def unsubscribe(ctx: CommandContext, command: Unsubscribe) -> Reply:
                     error=False,
                 ),
             ),
-            label=f"UNSUBSCRIBE observer {name}",
+            label=command_label("UNSUBSCRIBE", name, came=Came.OBSERVER),
         )
     game = store.find_game_row(session, stream.game, with_seats=True)
     seat = store.seat_named(game, stream.seat) if game is not None else None
@@ -218,7 +221,7 @@ def unsubscribe(ctx: CommandContext, command: Unsubscribe) -> Reply:
                 error=False,
             ),
         ),
-        label=f"UNSUBSCRIBE reminders {seat.game.name} {seat.name}",
+        label=command_label("UNSUBSCRIBE", seat.game.name, seat.name, came=Came.REMINDERS),
     )
 
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import logging
 import weakref
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from sqlalchemy import Text, cast, func, or_, select
@@ -44,6 +45,7 @@ from bot.fate import Answer, Done, Ignored, Letter, Notice, Refused
 from bot.games import requests, robots, turns
 from bot.games.signups import seat_name_for
 from bot.letters import ToAddress, ToSeat, notices
+from bot.letters.records import Came, command_label
 from bot.letters.words import say
 from bot.mail_in import tokens
 from bot.mailboxes import domain, mailbox, may_reach, of_mailbox
@@ -93,7 +95,7 @@ def _refuse(address: str, why: str, what: str, **facts: object) -> Refused:
     return Refused(
         say("mail_record", why="practice_refused", what=what),
         Notice(ToAddress(address), say(f"{why}_title", **facts), say(why, **facts), kind="practice"),
-        label="PRACTICE refused",
+        label=command_label("PRACTICE", came=Came.REFUSED),
     )
 
 
@@ -233,9 +235,18 @@ def start_now(
     return game.name
 
 
-def ask(shell: Shell, session: Session, sender: str, kind: str, level: RobotLevel = RobotLevel.NORMAL) -> Done:
+def ask(
+    shell: Shell,
+    session: Session,
+    sender: str,
+    kind: str,
+    level: RobotLevel = RobotLevel.NORMAL,
+    *,
+    not_done: Sequence[str] = (),
+) -> Done:
     """A stranger's PRACTICE: no game yet, a code to the From (`confirm` starts it). The
-    request keeps the game kind and, for easy robots, the level: ``racecraft:easy``."""
+    request keeps the game kind and, for easy robots, the level: ``racecraft:easy``. The
+    mail's other commands (`not_done`, their verbs) are not done: the code mail says so."""
     sender = sender.strip().lower()
     if not sender:
         raise Ignored(say("mail_record", why="no_sender", verb="PRACTICE"), reason=Reason.NO_SENDER)
@@ -250,6 +261,7 @@ def ask(shell: Shell, session: Session, sender: str, kind: str, level: RobotLeve
         subject_tag=tokens.subject_tag(code),
         valid_days=tokens.VALID_DAYS,
         idle_days=shell.settings.practice.idle_days,
+        not_done=not_done,
     )
     return Done(
         say("mail_record", why="practice_asked"),
@@ -274,7 +286,7 @@ def confirm(
         assert refused.answer is not None
         return "PRACTICE refused", refused.answer
     game, _ = start(shell, session, request.address, rules, level, sender_name=sender_name)
-    return f"PRACTICE {game.name}", None
+    return command_label("PRACTICE", game.name), None
 
 
 def expire_idle(shell: Shell) -> int:

@@ -34,6 +34,7 @@ from bot.games import bench, reliability, requests, season_tiers, seasons, turns
 from bot.games.identity import Who
 from bot.games.seats import drop_seat, welcome
 from bot.letters import ToAddress, ToGm, ToSeat, notices
+from bot.letters.records import Came, command_label
 from bot.letters.words import say
 from bot.mail_in import tokens
 from bot.mail_in.auth import GM_SEAT, NAME_RE, new_secret
@@ -107,7 +108,7 @@ def _refuse(game: Game | None, address: str, title: str, text: str, what: str) -
         say("mail_record", why="join_refused", what=what),
         Notice(ToAddress(address), title, text, kind="join_refused", game=game),
         reason=Reason.JOIN_REFUSED,
-        label="JOIN refused",
+        label=command_label("JOIN", came=Came.REFUSED),
         game=game,
     )
 
@@ -269,7 +270,7 @@ def confirm_join(shell: Shell, session: Session, request: PendingRequest) -> tup
         assert refused.answer is not None
         return "JOIN refused", refused.answer
     seat = join(shell, session, game, request.address, request.name)
-    return f"JOIN {game.name}: seat {seat.name}", Letter(
+    return command_label("JOIN", game.name, seat.name, came=Came.SEAT), Letter(
         ToSeat(seat), welcome(shell, game, seat), "welcome", essential=True
     )
 
@@ -362,7 +363,7 @@ def resign(
                 say("resign_no_seat", game=game_name),
                 kind="resign_refused",
             ),
-            label="RESIGN refused",
+            label=command_label("RESIGN", came=Came.REFUSED),
         )
     now = shell.now()
     leaving = seat.player
@@ -376,7 +377,7 @@ def resign(
         raise Refused(
             say("mail_record", why="resign_refused"),
             Notice(ToSeat(seat), say("resign_refused_title", game=game.name), str(exc), kind="resign_refused"),
-            label="RESIGN refused",
+            label=command_label("RESIGN", came=Came.REFUSED),
         ) from None
     session.add(
         GmAudit(

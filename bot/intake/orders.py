@@ -258,12 +258,15 @@ def _stale(
     *,
     said: tuple[Claims, ...] = (),
     rolled_back: bool = False,
+    on_file: str = "",
 ) -> Refused:
     """Orders written for a turn already resolved, or for one whose results a ROLLBACK
     withdrew (`rolled_back`), are not applied to another: the answer says so, names the open turn,
     and offers the same orders for it as one-tap links, when they are orders of it (the player
     decides: a tap opens a mail, nothing happens until it is sent). It claims (`said`) what
-    still counts for the seat in the open turn, and its deadline."""
+    still counts for the seat in the open turn, and its deadline; after a ROLLBACK it shows the
+    orders the seat has on file for the reopened turn (`on_file`), which a tap would replace,
+    and that orders for the turn the mail answered are sent once that turn's sheet arrives."""
     game = seat.game
     parsed = rules.parse_orders(state, seat.name, text)
     link = quoted = orders = ""
@@ -285,6 +288,8 @@ def _stale(
             + say(
                 "stale_turn_offer",
                 open=open_turn.label,
+                answered=answered,
+                on_file=on_file.splitlines(),
                 link=link,
                 orders=orders.splitlines(),
                 help=rules.order_help(state, seat.name),
@@ -336,7 +341,7 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     """The seat's orders in `text`: confirmed (with what the set lacks, what it costs, what will
     count), or refused with every bad line's reason; a refusal raises `Refused`."""
     game = seat.game
-    _refuse_unless_running(game, seat)
+    _refuse_unless_running(game, seat, session)
     rules, state, turn = batch.current_state(session, game)
     assert turn is not None
     _refuse_unless_expected(batch, session, mail, seat, turn, rules, state, text)
@@ -354,14 +359,44 @@ def take_orders(batch: Batch, session: Session, mail: Mail, seat: Seat, text: st
     shown = parsed.problems[:MAX_PROBLEMS_SHOWN]
     ctx = _answer_context(batch, session, seat, turn, rules, parsed, shown, order_help, readings)
     if not parsed.orders:
-        raise _orders_refused(batch, seat, turn, rules, state, earlier, shown, ctx)
+        refused = _orders_refused(batch, seat, turn, rules, state, earlier, shown, ctx)
+        to_gm = _pass_on(batch, session, seat, read)
+        if not to_gm or refused.answer is None:
+            raise refused
+        # Refused, and words for the GM beside the orders (a question): they reach the GM all the same.
+        return Done(
+            refused.detail,
+            Reason.ORDERS_REFUSED,
+            (refused.answer, *to_gm),
+            game=seat.game,
+            seat=seat,
+            refused=True,
+        )
     return _orders_confirmed(
         batch, session, mail, seat, turn, rules, state, earlier, parsed, shown, read, order_help, ctx
     )
 
 
-def _refuse_unless_running(game: Game, seat: Seat) -> None:
-    """Orders for a game not started yet, or over, are refused (`Refused`)."""
+def _running_games_of(session: Session, seat: Seat) -> list[str]:
+    """The other games running now (active or paused) where the seat's player holds a seat:
+    where orders sent to a game that is over were most likely meant (a season's next race)."""
+    return sorted(
+        session.scalars(
+            select(Game.name)
+            .join(Seat, Seat.game_id == Game.id)
+            .where(
+                Seat.player_id == seat.player_id,
+                Seat.active.is_(True),
+                Game.id != seat.game_id,
+                Game.status.in_((GameStatus.ACTIVE, GameStatus.PAUSED)),
+            )
+        )
+    )
+
+
+def _refuse_unless_running(game: Game, seat: Seat, session: Session) -> None:
+    """Orders for a game not started yet, or over, are refused (`Refused`); the refusal for a
+    game that is over names the player's games running now, where the orders may be meant."""
     to = ToSeat(seat)
     if game.status == GameStatus.SIGNUP:
         raise Refused(
@@ -374,7 +409,11 @@ def _refuse_unless_running(game: Game, seat: Seat) -> None:
     if game.status == GameStatus.FINISHED:
         raise Refused(
             say("mail_record", why="finished"),
-            Notice(to, say("intake_game_over_title"), say("game_over", game=game.name)),
+            Notice(
+                to,
+                say("intake_game_over_title"),
+                say("game_over", game=game.name, running=_running_games_of(session, seat)),
+            ),
             reason=Reason.FINISHED,
             game=game,
             seat=seat,
@@ -420,7 +459,19 @@ def _refuse_unless_expected(
         )
     withdrawn = withdrawn_sheet(session, mail, game, turn)
     if withdrawn is not None:
-        raise _stale(batch, seat, withdrawn, turn, rules, state, text, said=said(), rolled_back=True)
+        on_file = batch.on_file(session, rules, state, turn, seat)
+        raise _stale(
+            batch,
+            seat,
+            withdrawn,
+            turn,
+            rules,
+            state,
+            text,
+            said=said(),
+            rolled_back=True,
+            on_file=rules.format_orders(on_file) if on_file is not None else "",
+        )
     answered = answered_turn(batch, session, mail, game, turn)
     if answered is not None and answered.id != turn.id:
         raise _stale(batch, seat, answered.label, turn, rules, state, text, said=said())
@@ -827,7 +878,7 @@ def _readings(batch: Batch, seat: Seat, read: prose.ProseResult | None) -> list[
             if seat.game.practice:  # no GM to pass them to (`_pass_on`)
                 how = {"farewell": "no_gm_farewell"}.get(how, "no_gm")
             parts.append(say("intake_reading", how=how, **said()))
-        elif reading.unread:  # the words of a line with orders in it that were read as none
+        if reading.unread:  # the words of a line with orders in it that were read as none
             parts.append(
                 say(
                     "intake_reading",
@@ -837,7 +888,7 @@ def _readings(batch: Batch, seat: Seat, read: prose.ProseResult | None) -> list[
                     **said(),
                 )
             )
-        elif reading.note and not is_courtesy(reading.line):
+        elif reading.note and reading.for_gm is None and not is_courtesy(reading.line):
             parts.append(say("intake_reading", how="unread", parts=[], **said()))
         if parts:
             out.append("\n    ".join(part.strip() for part in parts))

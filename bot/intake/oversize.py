@@ -19,6 +19,7 @@ from bot.fate import MailFate
 from bot.intake.batch import Batch, dedupe_hash
 from bot.intake.limits import Limiter
 from bot.letters import Addressee, ToGm, ToSeat
+from bot.letters.records import ignore_detail
 from bot.letters.words import say
 from bot.mail_in.auth import GM_SEAT, tag_in_recipients, verify_tag
 from bot.mail_in.inbox import RawMail
@@ -95,7 +96,7 @@ def oversize(batch: Batch, limits: Limiter, session: Session, raw: RawMail) -> M
     sender = head.sender if head is not None else ""
     status, game, answer = InboundStatus.IGNORED, None, AnswerFate.NONE
     if head is not None and head.ignore is not None:
-        policy, ignored = head.ignore.value, head.ignore_detail
+        policy, ignored = head.ignore.value, ignore_detail(head.ignore_why)
     elif head is not None and sender:
         seat, game = _seat_or_gm(batch, session, head, sender)
         if game is not None and limits.told_today(session, Reason.OVERSIZE, sender=sender):

@@ -33,6 +33,7 @@ from bot.games.identity import Who, identify
 from bot.intake import answering, oversize, proven, strangers
 from bot.intake.batch import Batch, Mail
 from bot.intake.limits import Limiter
+from bot.letters.records import ignore_detail
 from bot.letters.words import say
 from bot.mail_in import tokens
 from bot.mail_in.inbox import RawMail
@@ -222,7 +223,7 @@ class Intake:
         if inbound.ignore is None:
             return
         detail, game = (
-            say("mail_record", why="ignored", policy=inbound.ignore.value, detail=inbound.ignore_detail),
+            say("mail_record", why="ignored", policy=inbound.ignore.value, detail=ignore_detail(inbound.ignore_why)),
             None,
         )
         bounced = self._bounced_mail(session, inbound)
@@ -234,7 +235,7 @@ class Intake:
                 why="bounce",
                 kind=bounced.kind,
                 recipient=bounced.recipient,
-                detail=inbound.ignore_detail,
+                detail=ignore_detail(inbound.ignore_why),
             )
             game = session.get(Game, bounced.game_id) if bounced.game_id else None
         raise Ignored(detail, reason=Reason(inbound.ignore.value), game=game)

@@ -707,6 +707,9 @@ def _read_line(reader: _Reader, result: ProseResult, number: int, line: str) -> 
         return figure
     if _is_note(line, reader.orders, reader.letters):
         return _note(number, original, for_the_gm(line))
+    beside = _asked_and_rest(line)
+    if beside is not None and not _is_note(beside[1], reader.orders, reader.letters):
+        return _question_beside(reader, result, number, original, beside[1])
     if "?" in line and _ASKS.match(line):
         # "What does round 2 mean?": a question about the game, for the GM; its order words
         # are no orders offered back.
@@ -751,6 +754,37 @@ def _read_line(reader: _Reader, result: ProseResult, number: int, line: str) -> 
         keeps_rest=keeps_rest,
     )
     return reading, _order_lines(applied)
+
+
+def _asked_and_rest(line: str) -> tuple[str, str] | None:
+    """A line that asks the GM something and goes on past its last question mark ("What does
+    SKILL do exactly? I'll take DESIGN ACC 2 DEC 1", "Hi GM, is it OK if I'm late next week?
+    Anyway: USE 2"): the question and the words after it. None for any other line, and for a
+    question that is an order asked ("should I use 6?": no question word, a number), which is
+    offered back as before."""
+    asked, mark, rest = line.rpartition("?")
+    if not mark or not _words(rest):
+        return None
+    asked += mark
+    if _ASKS.match(asked):
+        return asked, rest
+    if any(c.isdigit() for c in asked) or not any(_ASKS.match(clause) for clause in _CLAUSE.split(asked)):
+        return None
+    return asked, rest
+
+
+def _question_beside(
+    reader: _Reader, result: ProseResult, number: int, original: str, rest: str
+) -> tuple[Reading, list[str]]:
+    """A question for the GM with words after it: the question goes to the GM, and the words
+    after it are read as any line is (applied, offered, or refused with the game's reason),
+    never taken for part of the question."""
+    reading, lines = _read_line(reader, result, number, rest)
+    if reading is None:  # an order word but no order: the game's reason for the rest stands
+        return Reading(number, original.strip(), for_gm=ForTheGm.QUESTION), lines
+    if reading.note:  # no order after all: the whole line is words for the GM
+        return _note(number, original, reading.for_gm or ForTheGm.QUESTION)
+    return dataclasses.replace(reading, line=original.strip(), for_gm=ForTheGm.QUESTION), lines
 
 
 def _reason_from_order_word(reader: _Reader, line: str) -> str:

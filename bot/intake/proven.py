@@ -23,6 +23,7 @@ from bot.games.identity import Who
 from bot.intake import orders
 from bot.intake.batch import Batch, Mail
 from bot.letters import ToSeat, claims
+from bot.letters.records import Came, command_label
 from bot.letters.words import say
 from bot.models import AttentionKind, Game, Reason, Seat
 from bot.outlook import what_counts
@@ -94,7 +95,10 @@ def resolve_completed(shell: Shell, session: Session, game: Game, told: list[gm.
         if told and rules.expected_players(state):  # else the results are the news
             told.append(
                 gm.News(
-                    say("early_gm_last_title", label=turn.label), say("early_gm_last", label=turn.label), claims=said
+                    say("early_gm_last_title", label=turn.label),
+                    say("early_gm_last", label=turn.label),
+                    kind=gm.RESOLVED,
+                    claims=said,
                 )
             )
     return out
@@ -178,7 +182,7 @@ def _run_gm_commands(
             # sends: every mail is true when it is read, in the order it arrives.
             _tell(batch, session, gm_command.game, news)
         result = registry.run_gm(batch.shell, session, inbound, gm_command)
-        handled.append(f"{result.verb} {'done' if result.ok else 'refused'}")
+        handled.append(command_label(result.verb, came=Came.DONE if result.ok else Came.REFUSED))
         if result.letter is not None:
             mail.answers.append(result.letter)
         news.setdefault(result.game, []).extend(result.news)

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from sqlalchemy.orm import Session
 
 from bot.commands import (
+    Calendar,
     Confirm,
     Join,
     MailCommands,
@@ -23,8 +24,11 @@ from bot.commands import (
     PlayerCommand,
     Practice,
     Rating,
+    Reminders,
     Stop,
+    Timezone,
     Unsubscribe,
+    Vacation,
     anyone,
     ratings,
     registry,
@@ -89,11 +93,14 @@ def unauthenticated(
                 reason=Reason.UNKNOWN_SENDER,
                 answer=fate,
             )
-        return practice.ask(batch.shell, session, inbound.sender, asked[0].kind, asked[0].level)
+        not_done = [c.verb for c in commands.player if c is not asked[0]] + [c.verb for c in commands.gm]
+        return practice.ask(batch.shell, session, inbound.sender, asked[0].kind, asked[0].level, not_done=not_done)
     if (who.claimed or who.claimed_gm) and not codes:
         # (A List-Unsubscribe mail comes from the registered address without a proof: its
         # code is the proof, and it is answered as the commands for anyone are.)
-        claimed_without_proof(batch, limits, session, mail, who, ping=any(isinstance(c, Ping) for c in commands.player))
+        ping = any(isinstance(c, Ping) for c in commands.player)
+        settings = [c.verb for c in commands.player if isinstance(c, _SETTINGS)]
+        claimed_without_proof(batch, limits, session, mail, who, ping=ping, settings=settings)
     # RATING is about the person, not a game: from a person's own registered address it is
     # answered as the commands for anyone are (at that address; `bot.commands.ratings`).
     person = any(isinstance(c, Rating) for c in commands.player) and ratings.by_plain_address(context) is not None
@@ -192,13 +199,26 @@ def _for_anyone(
     return Done(say("mail_record", why="for_anyone", labels=labels, fate=None), Reason.FOR_ANYONE, refused=refused)
 
 
+# Commands that change the sender's own settings (not a game's): a mail asking for them from a
+# registered address without proof is refused as any is, and told that this is why.
+_SETTINGS = (Timezone, Rating, Vacation, Calendar, Reminders)
+
+
 def claimed_without_proof(
-    batch: Batch, limits: Limiter, session: Session, mail: Mail, who: Who, *, ping: bool = False
+    batch: Batch,
+    limits: Limiter,
+    session: Session,
+    mail: Mail,
+    who: Who,
+    *,
+    ping: bool = False,
+    settings: Sequence[str] = (),
 ) -> None:
     """The From is a player's (or the GM's), or the GM's reply address was used without the
     GM's From or password: tell the registered address, never the sender (mail-interface.md,
     identity) -- once a day, so that forged mail cannot flood the player; every one is in
-    the GM's digest. A PING is told why it was not accepted (`streams.refused_text`), on the
+    the GM's digest. A mail asking only to change the sender's own `settings` (TIMEZONE,
+    RATING ...) is told that those need the same proof, and how to give it. A PING is told why it was not accepted (`streams.refused_text`), on the
     same terms. Always raises."""
     game = who.claimed[0].game if who.claimed else who.claimed_gm[0]
     holder: Addressee = ToSeat(who.claimed[0]) if who.claimed else ToGm(who.claimed_gm[0])
@@ -237,7 +257,7 @@ def claimed_without_proof(
     kind = "intake_auth_refused_seat" if isinstance(holder, ToSeat) else "intake_auth_refused_gm"
     # A player with seats in several games: this notice signs in for one; the others are named.
     others = sorted({s.game.name for s in who.claimed[1:]} - {game.name}) if who.claimed else []
-    text = say(kind, wrong_password=wrong, game=game.name, others=others)
+    text = say(kind, wrong_password=wrong, game=game.name, others=others, settings=sorted(set(settings)))
     raise Refused(
         say("mail_record", why="auth_failed", game=role, wrong=wrong, told_today=False),
         Notice(holder, say("intake_auth_refused_title"), text, kind="auth_refused"),

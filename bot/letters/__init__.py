@@ -11,7 +11,9 @@ says to whom a letter goes and how it reads.
 * `reports`, `pictures`, `cache`: the public report, the picture a letter shows and its HTML
   part, and the cache that draws each once per game and turn;
 * `reveal`: what a letter says of a turn's dice and receipts (the commitment on a sheet; the
-  secret, the receipts and the block of values a player's check reads in the results).
+  secret, the receipts and the block of values a player's check reads in the results);
+* `records`: the words of a mail's record given as typed facts (a command's label, why the
+  ignore policy passed a mail by).
 
 The answers to commands (`bot.commands`, `bot.intake`) and the GM's digest (`bot.gm.digest`)
 render their own templates, from the same context builder.

@@ -97,10 +97,20 @@ def join_confirm(
 
 
 def practice_confirm(
-    shell: Shell, title: str, *, code: str, subject_tag: str, valid_days: int, idle_days: int
+    shell: Shell,
+    title: str,
+    *,
+    code: str,
+    subject_tag: str,
+    valid_days: int,
+    idle_days: int,
+    not_done: Sequence[str] = (),
 ) -> RenderedMail:
-    """The code mail of a stranger's PRACTICE: reply to it to start a practice game of `title`."""
+    """The code mail of a stranger's PRACTICE: reply to it to start a practice game of `title`;
+    the other commands of the mail that asked for it (`not_done`, their verbs) are named as not
+    done, with when to send them."""
     values = {
+        "not_done": list(not_done),
         "bot": bot_context(shell),
         "title": title,
         "code": code,

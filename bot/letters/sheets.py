@@ -9,6 +9,7 @@ RESEND); this module says how it reads.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -113,6 +114,16 @@ def season_words(season: SeasonTable | None) -> str:
     return say("season_table", table=season) if season is not None else ""
 
 
+def _seat_words(seat: Seat, labels: Mapping[str, str]) -> dict[str, Any]:
+    """The seat a letter goes to, as its templates name it (``shown``: its label, or its name)."""
+    return {
+        "name": seat.name,
+        "display": seat.player.name,
+        "address": seat.player.address,
+        "shown": labels.get(seat.name, seat.name),
+    }
+
+
 def seat_context(
     shell: Shell,
     session: Session,
@@ -129,7 +140,9 @@ def seat_context(
     before: TurnBefore | None = None,
 ) -> dict[str, Any]:
     zone = seat.player.timezone
-    expected = turn is not None and seat.name in rules.expected_players(state)
+    when = timing(game, turn)
+    expecting = rules.expected_players(state)
+    expected = turn is not None and seat.name in expecting
     on_file_text: str | None = None
     gets_text: str | None = None
     said: tuple[Claims, ...] = ()  # what the letter claims (`bot.letters.claims`), beside its text
@@ -141,18 +154,13 @@ def seat_context(
         counting = outlook.what_counts(rules, state, seat, on_file)
         gets_text = gets(counting) if on_file is None else None
         said = (claims.of_turn(game, turn, claims.counts(seat.name, counting)),)
-    elif turn is not None and not timing(game, turn).resolved and rules.expected_players(state):
+    elif turn is not None and not when.resolved and expecting:
         said = (claims.of_turn(game, turn),)  # a turn that needs no orders is run at once: no claim
     labels = cache.labels_of(game)
     ctx = game_context(shell, game, rules)
     ctx.update(
         {
-            "seat": {
-                "name": seat.name,
-                "display": seat.player.name,
-                "address": seat.player.address,
-                "shown": labels.get(seat.name, seat.name),
-            },
+            "seat": _seat_words(seat, labels),
             "view": rules.view(state, outcome.resolution if outcome else None, seat.name),
             "report": public_report(shell.renderer, cache, rules, state, outcome, labels),
             "robots": labels,
@@ -161,11 +169,11 @@ def seat_context(
                 "label": turn.label if turn else None,
                 # what the orders are for: the turn, or the round a program runs ahead to
                 "orders_for": rules.orders_label(state, seat.name) if expected else None,
-                "deadline": deadline_text(timing(game, turn), zone),
+                "deadline": deadline_text(when, zone),
                 "expected": expected,
-                "early": timing(game, turn).early,
-                "practice": practice_terms(shell, timing(game, turn)),
-                "needs_no_orders": turn is not None and not rules.expected_players(state),
+                "early": when.early,
+                "practice": practice_terms(shell, when),
+                "needs_no_orders": turn is not None and not expecting,
                 "dice": reveal.committed(session, cache, game, rules, turn, zone),
             },
             "resolved": {

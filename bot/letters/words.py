@@ -37,11 +37,56 @@ def _env() -> jinja2.Environment:
     return env
 
 
+_PLAIN = frozenset({str, int, bool, type(None)})
+
+# Words already said, by the kind and the facts' `_fact_key`s: a words template sees its facts
+# and the games' words alone (both read once a process), so the same plain facts give the same
+# words. Bounded: emptied when full.
+_SAID: dict[tuple[object, ...], str] = {}
+_SAID_MAX = 4096
+
+
+class _UnnamedError(Exception):
+    """A fact that names no words (`_fact_key`): its words are rendered each time."""
+
+
+def _fact_key(value: object) -> object:
+    """A fact as it names the words: a string, an integer, a bool or None, or a list or tuple of
+    them, by its value and type (1 and True name two); anything else (a float: 0.0 and -0.0
+    are equal and written apart) raises `_UnnamedError`."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return (kind, value)
+    if isinstance(value, (list, tuple)) and (kind is list or kind is tuple):
+        items = tuple(value)
+        if _PLAIN.issuperset(map(type, items)):
+            return (kind, tuple((type(item), item) for item in items))
+    raise _UnnamedError
+
+
+def _said_key(kind: str, facts: dict[str, object]) -> tuple[object, ...] | None:
+    try:
+        return (kind, *((name, _fact_key(value)) for name, value in facts.items()))
+    except _UnnamedError:
+        return None
+
+
 def say(kind: str, /, **facts: object) -> str:
     """The words for a fact of `kind`, rendered from its template with `facts`; surrounding
-    blank lines are dropped, so a template may end as it likes."""
+    blank lines are dropped, so a template may end as it likes. The words of plain facts
+    (strings, integers, bools, None, lists of them) are rendered once and said again from
+    there."""
+    key = _said_key(kind, facts)
+    found = _SAID.get(key) if key is not None else None
+    if found is not None:
+        return found
     try:
-        return _env().get_template(f"{kind}.txt").render(**facts).strip()
+        words = _env().get_template(f"{kind}.txt").render(**facts).strip()
+        if key is not None:
+            if len(_SAID) >= _SAID_MAX:
+                _SAID.clear()
+            _SAID[key] = words
+        return words
     except jinja2.TemplateNotFound as exc:
         raise WordsError(f"no words template for {kind!r}") from exc
     except jinja2.UndefinedError as exc:

@@ -55,7 +55,7 @@ held the poll for minutes; now what is read of the header section is capped:
   decoded (RFC 2047), and the result passes through `bot.safe_text` (mail-interface.md, "Text
   taken from a mail and shown anywhere ... is one line, without control or bidi characters,
   and capped in length"): one printable line of at most 200 (subject) / 60 (name)
-  characters. Header text quoted in ``ignore_detail`` is echoed the same way.
+  characters. Header text quoted in ``Ignore`` (why a mail is ignored) is echoed the same way.
 """
 
 from __future__ import annotations
@@ -103,6 +103,40 @@ class IgnoreReason(enum.Enum):
     CALENDAR_REPLY = "calendar reply"
 
 
+class IgnoreWhy(enum.Enum):
+    """What in a mail decided the ignore policy's verdict (`Ignore`): its words are the
+    letters' (``templates/_common/words/ignore_detail.txt``)."""
+
+    LOOP = "loop"  # our loop header (`header`), its `value`, and whether the value is `ours`
+    OWN_FROM = "own_from"  # the From (`value`) is one of the bot's own addresses
+    HEADER = "header"  # a header field (`header`) whose `value` says what the mail is
+    NULL_RETURN_PATH = "null_return_path"  # Return-Path: <>
+    SEVERAL_FROMS = "several_froms"  # `count` From fields, the first `addresses`, `more` of them
+    SEVERAL_MAILBOXES = "several_mailboxes"  # one From with several mailboxes (`addresses`, `more`)
+    LONG_FROM = "long_from"  # a From field of `count` characters, not read
+    LONG_ADDRESS = "long_address"  # a From address longer than RFC 5321 allows
+    NO_FROM = "no_from"  # no usable From address
+    PARSER_FAILED = "parser_failed"  # the parser failed: `value` names the exception
+    NO_HEADERS = "no_headers"  # no header fields: not a mail
+    MIME_UNREADABLE = "mime_unreadable"  # the MIME structure could not be read: `value` names why
+    CALENDAR = "calendar"  # a calendar client's answer: its iTIP method (`value`)
+
+
+@dataclass(frozen=True, slots=True)
+class Ignore:
+    """Why the ignore policy passed a mail by (its `IgnoreReason` is `Inbound.ignore`): what
+    decided it and the header text quoted (`value`, `addresses`: made safe by
+    bot.safe_text.echo where they come from the mail, or quoted whole inside one echoed line)."""
+
+    why: IgnoreWhy
+    header: str = ""
+    value: str = ""
+    count: int = 0
+    addresses: tuple[str, ...] = ()
+    more: bool = False
+    ours: bool = False
+
+
 @dataclass(frozen=True, slots=True)
 class AuthResult:
     """One `Authentication-Results` header (RFC 8601), topmost first."""
@@ -129,7 +163,7 @@ class Inbound:
     references: tuple[str, ...]
     auth_results: tuple[AuthResult, ...]
     ignore: IgnoreReason | None
-    ignore_detail: str  # human-readable why, for the log and digest
+    ignore_why: Ignore | None  # what decided `ignore` (its words: bot.letters.records.ignore_detail)
     size: int  # raw size in bytes
     truncated: bool  # the text was cut at the line cap
     # The sender's own words (quotes and signatures stripped) even when an ORDERS..END block
@@ -314,7 +348,7 @@ def _unfold(value: str, cap: int = _MAX_HEADER_CHARS) -> str:
 
 
 def _shown(value: str) -> str:
-    """A header value as quoted in `ignore_detail` (shown in the log and the digest)."""
+    """A header value as quoted in `Ignore.value` (shown in the log and the digest)."""
     return echo(_unfold(value, _MAX_DECODE_CHARS))
 
 
@@ -1204,58 +1238,58 @@ def _ignore_reason(
     content_type: str,
     from_addr: str,
     sender: str,
-    sender_issue: tuple[IgnoreReason, str] | None,
+    sender_issue: tuple[IgnoreReason, Ignore] | None,
     own: frozenset[tuple[str, str]],
     loop_header: str,
     loop_value: str | None,
-) -> tuple[IgnoreReason | None, str]:
+) -> tuple[IgnoreReason | None, Ignore | None]:
     loop = headers.all(loop_header)
     if loop:
         value = _unfold(loop[0])
-        ours = " (ours)" if loop_value is not None and value == loop_value.strip() else ""
-        return IgnoreReason.LOOP, f"{loop_header}: {echo(value) or '(empty)'}{ours}"
+        ours = loop_value is not None and value == loop_value.strip()
+        return IgnoreReason.LOOP, Ignore(IgnoreWhy.LOOP, header=loop_header, value=echo(value), ours=ours)
     if sender:
         local, _, domain = address_parts(sender)
         if (local, domain) in own:
-            return IgnoreReason.OWN_MAIL, f"From is our own address {sender}"
+            return IgnoreReason.OWN_MAIL, Ignore(IgnoreWhy.OWN_FROM, value=sender)
     # A DSN is a bounce whatever else it carries (MTAs add Auto-Submitted to theirs too) ...
     if content_type == "multipart/report":
-        return IgnoreReason.BOUNCE, "Content-Type: multipart/report"
+        return IgnoreReason.BOUNCE, Ignore(IgnoreWhy.HEADER, header="Content-Type", value=content_type)
     local = address_parts(from_addr)[0] if from_addr else ""
     if local in ("mailer-daemon", "postmaster"):
-        return IgnoreReason.BOUNCE, f"From: {echo(from_addr)}"
+        return IgnoreReason.BOUNCE, Ignore(IgnoreWhy.HEADER, header="From", value=echo(from_addr))
     # ... while an auto-reply is one even with a null Return-Path, with which RFC 3834 and 5230
     # (Sieve vacation) have responders send: the digest lists bounces apart, as undelivered mail.
     for value in headers.all("auto-submitted"):
         keyword = _keyword(value)
         if keyword and keyword != "no":
-            return IgnoreReason.AUTO_REPLY, f"Auto-Submitted: {_shown(value)}"
+            return IgnoreReason.AUTO_REPLY, Ignore(IgnoreWhy.HEADER, header="Auto-Submitted", value=_shown(value))
     for name in ("X-Autoreply", "X-Autorespond"):
         values = headers.all(name)
         if values:
-            return IgnoreReason.AUTO_REPLY, f"{name}: {_shown(values[0])}"
+            return IgnoreReason.AUTO_REPLY, Ignore(IgnoreWhy.HEADER, header=name, value=_shown(values[0]))
     precedence = [(_keyword(value), value) for value in headers.all("precedence")]
     for keyword, value in precedence:
         if keyword == "auto_reply":
-            return IgnoreReason.AUTO_REPLY, f"Precedence: {_shown(value)}"
+            return IgnoreReason.AUTO_REPLY, Ignore(IgnoreWhy.HEADER, header="Precedence", value=_shown(value))
     return_path = headers.first("return-path")
     if return_path is not None and re.fullmatch(r"<\s*>|", _unfold(return_path)):
-        return IgnoreReason.BOUNCE, "Return-Path: <> (null sender)"
+        return IgnoreReason.BOUNCE, Ignore(IgnoreWhy.NULL_RETURN_PATH)
     for keyword, value in precedence:
         if keyword in ("bulk", "junk", "list"):
-            return IgnoreReason.BULK, f"Precedence: {_shown(value)}"
+            return IgnoreReason.BULK, Ignore(IgnoreWhy.HEADER, header="Precedence", value=_shown(value))
     if sender_issue is not None:
         return sender_issue
     if not sender:
-        return IgnoreReason.NO_SENDER, "no usable From address"
-    return None, ""
+        return IgnoreReason.NO_SENDER, Ignore(IgnoreWhy.NO_FROM)
+    return None, None
 
 
 _ITIP_ANSWERS = frozenset({"reply", "counter", "refresh"})
 _METHOD_LINE = re.compile(rb"^METHOD:([A-Za-z-]{1,20})\r?$", re.M)
 
 
-def _calendar_reply(msg: Message) -> tuple[IgnoreReason | None, str]:
+def _calendar_reply(msg: Message) -> tuple[IgnoreReason | None, Ignore | None]:
     """An iTIP answer a calendar client sent to the organizer of our deadline invitations: a
     text/calendar (or application/ics) part whose METHOD is REPLY, COUNTER or REFRESH (in the
     Content-Type's method parameter, or in the object itself)."""
@@ -1271,11 +1305,11 @@ def _calendar_reply(msg: Message) -> tuple[IgnoreReason | None, str]:
             found = _METHOD_LINE.search(data[:8192]) if isinstance(data, bytes) else None
             method = found.group(1).decode("ascii").lower() if found else ""
         if method in _ITIP_ANSWERS:
-            return IgnoreReason.CALENDAR_REPLY, f"text/calendar; method={method.upper()} (a calendar client's answer)"
-    return None, ""
+            return IgnoreReason.CALENDAR_REPLY, Ignore(IgnoreWhy.CALENDAR, value=method.upper())
+    return None, None
 
 
-def _sender(headers: _Headers) -> tuple[str, str, tuple[IgnoreReason, str] | None]:
+def _sender(headers: _Headers) -> tuple[str, str, tuple[IgnoreReason, Ignore] | None]:
     """(display name, From address as written, why it cannot be used or None) of a mail.
 
     More than one From field, or a From with more than one mailbox, is ambiguous: the
@@ -1287,31 +1321,18 @@ def _sender(headers: _Headers) -> tuple[str, str, tuple[IgnoreReason, str] | Non
     if not froms:
         return "", "", None
     if len(froms) > 1:
-        shown = ", ".join(addr or "?" for _, addr in (_one_mailbox(v) for v in froms[:3]))
-        more = ", ..." if len(froms) > 3 else ""
-        return (
-            "",
-            "",
-            (
-                IgnoreReason.AMBIGUOUS_SENDER,
-                echo(f"{len(froms)} From header fields ({shown}{more}): several senders, none is believed"),
-            ),
-        )
+        shown = tuple(addr or "?" for _, addr in (_one_mailbox(v) for v in froms[:3]))
+        several = Ignore(IgnoreWhy.SEVERAL_FROMS, count=len(froms), addresses=shown, more=len(froms) > 3)
+        return "", "", (IgnoreReason.AMBIGUOUS_SENDER, several)
     value = froms[0]
     if len(value) > _MAX_HEADER_CHARS:
-        return "", "", (IgnoreReason.NO_SENDER, f"From header of {len(value)} characters: not read")
+        return "", "", (IgnoreReason.NO_SENDER, Ignore(IgnoreWhy.LONG_FROM, count=len(value)))
     mailboxes = _mailboxes(_unfold(value))
     addressed = [(name, addr) for name, addr in mailboxes if "@" in addr]
     if len(addressed) > 1:
-        shown = ", ".join(addr for _, addr in addressed[:3]) + (", ..." if len(addressed) > 3 else "")
-        return (
-            "",
-            "",
-            (
-                IgnoreReason.AMBIGUOUS_SENDER,
-                echo(f"a From with several mailboxes ({shown}): several senders, none is believed"),
-            ),
-        )
+        shown = tuple(addr for _, addr in addressed[:3])
+        several = Ignore(IgnoreWhy.SEVERAL_MAILBOXES, addresses=shown, more=len(addressed) > 3)
+        return "", "", (IgnoreReason.AMBIGUOUS_SENDER, several)
     name, addr = _one_mailbox(value, mailboxes)
     return name, _unsurrogate(addr).strip(), None
 
@@ -1368,10 +1389,14 @@ def parse_inbound(
     try:
         return _parse(raw, content_hash, size, own_addresses, loop_header, loop_value, max_lines)
     except Exception as exc:  # noqa: BLE001 - the last line of "never raises": the mail becomes UNPARSEABLE
-        return _unparseable(content_hash, size, f"parser failed: {type(exc).__name__}")
+        failed = type(exc).__name__
+        return _unparseable(
+            content_hash, size, Ignore(IgnoreWhy.PARSER_FAILED, value=failed), f"parser failed: {failed}"
+        )
 
 
-def _unparseable(content_hash: str, size: int, detail: str) -> Inbound:
+def _unparseable(content_hash: str, size: int, why: Ignore, defect: str) -> Inbound:
+    """A mail the parser could not read: ignored as UNPARSEABLE, `why`, and `defect` for the log."""
     return Inbound(
         message_id=f"{content_hash}@{_SYNTHETIC_DOMAIN}",
         content_hash=content_hash,
@@ -1384,16 +1409,16 @@ def _unparseable(content_hash: str, size: int, detail: str) -> Inbound:
         references=(),
         auth_results=(),
         ignore=IgnoreReason.UNPARSEABLE,
-        ignore_detail=detail,
+        ignore_why=why,
         size=size,
         truncated=False,
-        defects=(detail,),
+        defects=(defect,),
     )
 
 
 def _reply_sender(
-    from_addr: str, sender_issue: tuple[IgnoreReason, str] | None
-) -> tuple[str, tuple[IgnoreReason, str] | None]:
+    from_addr: str, sender_issue: tuple[IgnoreReason, Ignore] | None
+) -> tuple[str, tuple[IgnoreReason, Ignore] | None]:
     """The address a reply may go to (lower case, a domain in its A-label form), or "" when
     there is none, and why the From is not usable (`_sender`'s reason, or its length)."""
     # A sender we may write to: a plain local part and domain. Quoted local parts and
@@ -1413,7 +1438,7 @@ def _reply_sender(
     if sender and not is_address(sender):
         # Longer than RFC 5321 allows: no relay takes it, and a Maildir cannot
         # name it; such mail has no usable From and is never answered.
-        sender_issue = sender_issue or (IgnoreReason.NO_SENDER, "a From address longer than mail allows (RFC 5321)")
+        sender_issue = sender_issue or (IgnoreReason.NO_SENDER, Ignore(IgnoreWhy.LONG_ADDRESS))
         sender = ""
     return sender, sender_issue
 
@@ -1462,7 +1487,7 @@ def _parse(
     loop_value: str | None,
     max_lines: int,
 ) -> Inbound:
-    structure_error = ""
+    structure_error: Ignore | None = None
     raw, cut = cap_header_section(raw)
     defects: list[str] = list(cut)
     msg: EmailMessage
@@ -1470,11 +1495,11 @@ def _parse(
         msg = BytesParser(policy=_POLICY).parsebytes(raw)
     except _PARSE_ERRORS as exc:
         # Hostile MIME (thousands of nested parts): keep the headers for the log and digest.
-        structure_error = f"MIME structure not readable: {type(exc).__name__}"
+        structure_error = Ignore(IgnoreWhy.MIME_UNREADABLE, value=type(exc).__name__)
         msg = BytesParser(policy=_POLICY).parsebytes(raw, headersonly=True)
     headers = _Headers(msg.raw_items())
     if not headers:
-        return _unparseable(content_hash, size, "no header fields: not a mail")
+        return _unparseable(content_hash, size, Ignore(IgnoreWhy.NO_HEADERS), "no header fields: not a mail")
 
     sender_name, from_addr, sender_issue = _sender(headers)
     sender, sender_issue = _reply_sender(from_addr, sender_issue)
@@ -1489,8 +1514,8 @@ def _parse(
     auth_results = tuple(parse_authentication_results(v) for v in auth_values)
     subject = echo(decode_words(headers.first("subject") or "", _MAX_DECODE_CHARS))
 
-    content_type = "text/plain" if structure_error else _content_type(msg)
-    ignore, detail = _ignore_reason(
+    content_type = "text/plain" if structure_error is not None else _content_type(msg)
+    ignore, why = _ignore_reason(
         headers,
         content_type,
         from_addr,
@@ -1500,14 +1525,14 @@ def _parse(
         loop_header,
         loop_value,
     )
-    if structure_error:
+    if structure_error is not None:
         text, own_text, truncated = "", "", False
-        defects.append(structure_error)
+        defects.append(f"MIME structure not readable: {structure_error.value}")
         if ignore is None:
-            ignore, detail = IgnoreReason.UNPARSEABLE, structure_error
+            ignore, why = IgnoreReason.UNPARSEABLE, structure_error
     else:
         if ignore is None:
-            ignore, detail = _calendar_reply(msg)
+            ignore, why = _calendar_reply(msg)
         text, own_text, truncated, body_defects = extract_text(msg, max_lines=max_lines)
         defects.extend(body_defects)
 
@@ -1523,7 +1548,7 @@ def _parse(
         references=references,
         auth_results=auth_results,
         ignore=ignore,
-        ignore_detail=detail,
+        ignore_why=why,
         size=size,
         truncated=truncated,
         reply_text=own_text,

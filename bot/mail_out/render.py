@@ -24,6 +24,7 @@ from bot.facts import Claims
 from bot.mail_out import vocabulary
 from bot.resources import templates_path
 from rules.api import View
+from rules.fair import MARK
 
 
 class TemplateError(RuntimeError):
@@ -496,5 +497,22 @@ def tidy(body: str) -> str:
     while lines and not lines[-1]:
         lines.pop()
     signature = lines.index("-- ") if "-- " in lines else len(lines)
-    lines = _filled(lines[:signature]) + lines[signature:]
+    lines = _kept_values(lines[:signature]) + lines[signature:]
     return "\n".join(lines) + "\n"
+
+
+def _kept_values(lines: list[str]) -> list[str]:
+    """`lines` through `_filled`, except a block of values (the lines after one that ends in
+    `rules.fair.MARK`, up to the first blank line), which is kept byte for byte: `flagman verify`
+    and check-dice.py read each seat's orders from it line by line, so a long order broken in
+    two would no longer be the order its receipt was made of."""
+    out: list[str] = []
+    start = 0
+    for i, line in enumerate(lines):
+        if line.endswith(MARK) and i >= start:
+            end = next((j for j in range(i + 1, len(lines)) if not lines[j]), len(lines))
+            out.extend(_filled(lines[start : i + 1]))
+            out.extend(lines[i + 1 : end])
+            start = end
+    out.extend(_filled(lines[start:]))
+    return out

@@ -660,3 +660,38 @@ def test_a_program_locked_at_this_turns_resolution_is_lacking_now(gapp: TestApp)
         "That part cannot be sent once this turn is resolved: send it by the deadline, or the game's "
         "default runs in its place." in flat
     ), body
+
+
+def test_orders_naming_the_game_shows_what_is_on_file(gapp: TestApp) -> None:
+    """README: "ORDERS [game]" as "STATUS [game]". Played by mail (playtest4): "ORDERS sc4" in a
+    reply to the sheet was read as an order line and refused: "'ORDERS' is not an order"."""
+    gm_helpers.one_lap_race(gapp, ("kelly", "seb"))
+    player_says(gapp, "kelly", "SPEED 40", game="sc1")
+    player_says(gapp, "kelly", "ORDERS sc1", game="sc1")
+    answer = last(gapp, ADDRESS["kelly"])
+    assert "[ERROR]" not in str(answer["Subject"]) and "Your orders on file" in str(answer["Subject"])
+    assert "> SPEED 40" in body_of(answer)
+    player_says(gapp, "kelly", "ORDERS rc9", game="sc1")
+    assert "You have no seat in a game called rc9" in words_of(last(gapp, ADDRESS["kelly"]))
+
+
+def test_a_setting_from_the_plain_address_is_told_it_needs_proof_and_how_to_give_it(rc: TestApp) -> None:
+    """Played by mail (playtest4): "RATING ON" and "TIMEZONE America/New_York" from a player's
+    and the GM's own address to the plain address were answered "A mail claiming to come from
+    you arrived without proof ... If you did not send it, you need do nothing" (the GM's: "the
+    proof GM commands need", TIMEZONE being none). The answer names the settings asked for,
+    why they need proof, and how to send them again (a player's reply to it sets them)."""
+    stranger_says(rc, ADDRESS["kelly"], "TIMEZONE America/New_York")
+    refusal = last(rc, ADDRESS["kelly"])
+    text = words_of(refusal)
+    assert "Your mail asked for TIMEZONE: your own settings" in text, text
+    assert "Send it again in reply to this mail or any other mail of the bot to you" in text, text
+    assert "If you did not send it" not in text
+    fake_inbox(rc).deliver(reply_to(refusal, "TIMEZONE America/New_York", sender=ADDRESS["kelly"]))
+    cycle(rc)
+    assert "America/New_York" in words_of(last(rc, ADDRESS["kelly"]))
+    stranger_says(rc, GM, "TIMEZONE America/New_York")
+    refusal = last(rc, GM)
+    text = words_of(refusal)
+    assert "Your mail asked for TIMEZONE: a player's own settings" in text, text
+    assert "As the GM you have no time zone of your own to set" in text and "If you did not send it" not in text

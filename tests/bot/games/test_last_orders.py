@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
+from bot.games.turns import PlayerSpec, create_game
 from bot.models import Outbox
 from bot.testing import TestApp
 from tests.bot import gm_helpers
@@ -76,7 +77,7 @@ def test_the_gms_order_that_completes_the_turn_resolves_it_and_says_so(rc: TestA
     gm_helpers.gm_says(rc, "ORDER rc1 anna USE 2")
     assert turns(rc)[0].resolved_at is not None
     told = _flat(body_of(last(rc, ADDRESS["anna"])))
-    assert "so the turn is resolved and the results follow" in told, told
+    assert "so the turn is resolved (its results come in a mail of their own)" in told, told
     assert "unless you send others" not in told
 
 
@@ -100,3 +101,43 @@ def test_nowait_with_the_last_orders_in_one_mail_says_once_that_the_turn_is_reso
     player_says(rc, "kelly", "WAIT")
     player_says(rc, "kelly", "NOWAIT")
     assert "It resolves as soon as every order is in, or at its deadline." in _flat(body_of(last(rc, ADDRESS["kelly"])))
+
+
+def test_the_gms_order_that_completes_the_turn_sends_the_others_their_results_alone(rc: TestApp) -> None:
+    """Played by mail (playtest4): after the GM's ORDER for the last seat, the other players got
+    the results and then "Turn 1 ... is resolved: With what the GM just did, every order ... is
+    in: the turn is resolved, and the results follow. The deadline is unchanged: Turn 2 ... is
+    due ...": a mail with nothing the results lack, "follow" after them, and "unchanged" of a
+    turn just opened. The results are the others' news; the seat the GM ordered for is told the
+    next turn is now due."""
+    for seat in ("kelly", "seb", "steve", "roger"):
+        player_says(rc, seat, "USE 3")
+    before = len(mails(rc, ADDRESS["kelly"]))
+    gm_helpers.gm_says(rc, "ORDER rc1 anna USE 2")
+    assert turns(rc)[0].resolved_at is not None
+    (results,) = mails(rc, ADDRESS["kelly"])[before:]
+    assert "Results of Turn 1" in str(results["Subject"])
+    told = _flat(body_of(last(rc, ADDRESS["anna"])))
+    assert "The deadline is unchanged" not in told and "Turn 2 of 5: tactical is now due" in told, told
+
+
+def test_orders_for_a_finished_game_are_pointed_to_the_players_game_running_now(rc: TestApp) -> None:
+    """Played by mail (playtest4): in a season, runners answered race 2's final result with
+    orders while race 3 was open; they were told only "[ERROR] cup-a-r2 has finished; no more
+    orders are taken". The refusal names the player's game running now."""
+    gm_helpers.to_the_finish(rc, "rc1")
+    with rc.db.transaction() as session:
+        create_game(
+            rc.shell,
+            session,
+            kind="racecraft",
+            name="rc2",
+            players=[PlayerSpec(s, ADDRESS[s], s.title(), "UTC") for s in ("kelly", "seb", "anna", "roger", "steve")],
+            gm_address=gm_helpers.GM,
+            deadline="48h",
+        )
+    rc.service.send()
+    player_says(rc, "kelly", "USE 1")
+    text = _flat(body_of(last(rc, ADDRESS["kelly"])))
+    assert "rc1 has finished; no more orders are taken." in text, text
+    assert "Your game running now is rc2: send its orders in reply to its latest mail." in text, text

@@ -553,3 +553,15 @@ def test_a_practice_player_is_named_by_the_display_name_of_their_from_case_kept(
     cycle(gapp)
     sheet = next(m for m in mails(gapp, other.lower()) if str(m["Subject"]).startswith("[practice2]"))
     assert body_of(sheet).startswith("Hello Sam.Jones,"), body_of(sheet)  # no display name: the local part
+
+
+def test_a_command_beside_practice_is_named_as_not_done(gapp: TestApp) -> None:
+    """Played by mail (playtest4): "PRACTICE racecraft / TIMEZONE America/New_York" got the code
+    mail alone; TIMEZONE was neither done nor refused, and the race's mail came in the site's
+    zone. The code mail names it as not done, and says when to send it."""
+    stranger_says(gapp, PAT, "PRACTICE racecraft\nTIMEZONE America/New_York")
+    text = " ".join(body_of(last(gapp, PAT)).split())
+    assert "Your mail also asked for TIMEZONE: not done" in text, text
+    assert "Send it in reply to the race's first turn sheet." in text
+    stranger_says(gapp, "kim@example.net", "PRACTICE racecraft")
+    assert "also asked" not in body_of(last(gapp, "kim@example.net"))

@@ -182,3 +182,22 @@ def test_a_final_result_resolved_again_after_a_rollback_says_it_is_corrected(gap
     text = _flat(body_of(finals[-1]))
     assert "These results replace the ones sent before for Turn 2 of 3: tactical" in text
     assert any(str(m["Subject"]) == "[rc1] GM copy: corrected final result of rc1" for m in mails(gapp, GM))
+
+
+def test_a_reply_to_the_withdrawn_sheet_shows_the_orders_a_tap_would_replace(rc: TestApp) -> None:
+    """Played by mail (playtest4): roger had USE 2 on file for the reopened turn and answered
+    the withdrawn sheet of the next one with USE 1; he was offered USE 1 for the reopened turn in
+    one tap, without a word that it replaces the USE 2 he has on file there, nor that his USE 1
+    can be sent for the next turn once its sheet comes."""
+    player_says(rc, "roger", "USE 1")
+    player_says(rc, "seb", "USE 2")
+    gm_says(rc, "PROCESS rc1")
+    sheet = last(rc, ADDRESS["roger"])
+    gm_says(rc, "ROLLBACK rc1")
+    rc.inbox.deliver(reply_to(sheet, "USE 5", sender=ADDRESS["roger"]))
+    cycle(rc)
+    text = _flat(body_of(last(rc, ADDRESS["roger"])))
+    assert "On file for you for Turn 1 of 5: start (they stand unless you send others): > USE 1" in text, text
+    assert "To send the same orders for Turn 1 of 5: start in place of those, tap" in text, text
+    assert "Orders for Turn 2 of 5: tactical are sent in reply to its sheet" in text, text
+    assert _on_file(rc, 1)["roger"] == [("mail", "USE 1")]

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
 
+from bot.commands.grammar import ForTheGm
 from bot.games.turns import PlayerSpec, create_game
 from bot.intake import prose
 from bot.models import OrderSubmission
@@ -261,3 +262,43 @@ def test_a_correction_in_prose_is_not_offered_as_hold_position_by_mail(gapp: Tes
     text = body_of(last(gapp, ADDRESS["seb"]))
     assert "subject=ROUND%202%3A" not in text and "mailto:" not in text
     assert _filed(gapp) == ["COLOUR red\nSTART 3,5 FACING N\nROUND 1: F1"]
+
+
+SPEED_CIRCUIT = find_game("speed_circuit")
+SC_STATE = SPEED_CIRCUIT.new_game(["ann", "bob", "cat"], {}, random.Random(1))
+
+
+def test_the_orders_after_a_question_are_read_and_the_question_goes_to_the_gm() -> None:
+    """Played by mail (playtest4): "What does SKILL do exactly? I'll take DESIGN ACC 2 DEC 1"
+    was taken whole for a question ("There were no orders in your mail") and the design was
+    lost; "Hi GM, is it OK if I'm a bit late next week? Anyway: USE 2" offered USE 2 back and
+    the question reached nobody. The question goes to the GM; the words after it are read as
+    any line is."""
+    (design,) = _read(
+        SPEED_CIRCUIT, SC_STATE, "ann", "What does SKILL do exactly? I'll take DESIGN ACC 2 DEC 1"
+    ).readings
+    assert design.applied == ("DESIGN ACC 2 DEC 1",) and design.for_gm is ForTheGm.QUESTION
+    late = "Hi GM, is it OK if I'm a bit late next week? Anyway: USE 2"
+    (use,) = _read(RACECRAFT, RC_STATE, "a", late).readings
+    assert use.applied == ("USE 2",) and use.for_gm is ForTheGm.QUESTION and use.offered == ()
+    (start,) = _read(SPEEDPHREAKZ, SP_STATE, "ann", "How do I turn? I'd like to start at 2,5 facing north").readings
+    assert start.applied == ("START 2,5 FACING N",) and start.for_gm is ForTheGm.QUESTION
+    # A question alone, or with a courtesy after it, is words for the GM; an order asked is offered.
+    for question in ("What does round 2 mean?", "What happens if I run out of EP? Thanks!"):
+        (note,) = _read(RACECRAFT, RC_STATE, "a", question).readings
+        assert note.note and note.for_gm is ForTheGm.QUESTION and not note.applied
+    (asked,) = _read(RACECRAFT, RC_STATE, "a", "should I use 6?").readings
+    assert asked.offered == ("USE 6",) and asked.for_gm is None
+
+
+def test_a_question_beside_orders_reaches_the_gm_whether_the_orders_are_taken_or_refused(rc: TestApp) -> None:
+    player_says(rc, "seb", "Hi GM, is it OK if I'm a bit late next week? Anyway: USE 2")
+    assert _filed(rc) == ["USE 2"]
+    to_seb = _flat(body_of(last(rc, ADDRESS["seb"])))
+    assert "read as USE 2" in to_seb and "a question, passed on to the GM" in to_seb
+    assert "is it OK if I'm a bit late next week?" in _flat(body_of(last(rc, GM)))
+    player_says(rc, "kelly", "What happens if I run out of EP? I'll use 12")
+    assert _filed(rc) == ["USE 2"]
+    to_kelly = _flat(body_of(last(rc, ADDRESS["kelly"])))
+    assert "not accepted" in to_kelly and "a question, passed on to the GM" in to_kelly
+    assert "What happens if I run out of EP?" in _flat(body_of(last(rc, GM)))

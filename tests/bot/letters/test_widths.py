@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.mail_out.render import LINE_WIDTH, columns, fit_subject, tidy
+from rules import fair
 
 _WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJ0123456789|<.,:;()'-", min_size=1, max_size=14)
 _LINE = st.builds(
@@ -86,3 +87,25 @@ def test_a_long_subject_drops_the_year_then_its_brackets_then_its_last_clause() 
     long_name = "[sp-spring-cup-round-3] GM copy: SpeedPhreakz Set-up and round 1, due Tue 6 Jan 2026 09:00 GMT"
     assert fit_subject(long_name) == "[sp-spring-cup-round-3] GM copy: SpeedPhreakz Set-up and round 1"
     assert fit_subject("[g1] " + "word " * 30) == "[g1] " + " ".join(["word"] * 14) + "..."
+
+
+def test_the_block_of_values_is_kept_whole_so_a_long_order_still_checks() -> None:
+    """A seat's orders in the block that `flagman verify` and check-dice.py read (rules.fair.
+    read_mail) stay on their lines however wide: broken in two, the order read back would be
+    another text than the one its receipt was made of."""
+    order = "SPEED 120 PATH " + " ".join(f"C{i}" for i in range(30)) + " TYRES soft"
+    body = (
+        "To check the receipts yourself, save this mail as a file and run check-dice.py\n"
+        "on it. What it reads: [flagman-check]\n"
+        "  game        sc1\n"
+        "  secret      " + "ab" * 32 + "\n"
+        "  receipt     anna " + "cd" * 32 + "\n"
+        "  orders      anna\n"
+        "      > " + order + "\n"
+        "\n" + " ".join(["Running text after the block is filled as before."] * 3) + "\n"
+    )
+    out = tidy(body)
+    found = fair.read_mail(out.encode())
+    assert found is not None and found.orders == {"anna": order}
+    after = out.split("\n\n", 1)[1].splitlines()
+    assert all(len(line) <= LINE_WIDTH for line in after), after

@@ -4,7 +4,10 @@ one given a value it does not know fails (StrictUndefined), never prints blank."
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from bot.letters import words
 from bot.letters.words import WordsError, say
 
 
@@ -42,3 +45,29 @@ def test_every_game_has_its_own_words_for_how_a_seat_takes_part() -> None:
     for path in templates_path().rglob("*.*"):
         if path.suffix in (".txt", ".html"):
             assert 'kind == "racecraft"' not in path.read_text(encoding="utf-8"), path
+
+
+_LINE = st.text(st.characters(exclude_categories=["Cs"]), max_size=30)
+
+
+@settings(max_examples=60, deadline=None)
+@given(orders=st.lists(_LINE, max_size=4), plot=st.booleans(), game_default=st.lists(_LINE, max_size=3))
+def test_words_said_again_are_the_words_rendered_anew(orders: list[str], plot: bool, game_default: list[str]) -> None:
+    """`say` renders the words of plain facts once and says them again: for any facts, what it
+    says the first and the second time is what the template renders from them now."""
+    facts = {"orders": orders, "plot": plot, "game_default": game_default}
+    fresh = words._env().get_template("sheet_gets.txt").render(**facts).strip()
+    assert say("sheet_gets", **facts) == fresh
+    assert say("sheet_gets", **facts) == fresh
+    assert say("sheet_gets", orders=tuple(orders), plot=plot, game_default=game_default) == fresh
+
+
+def test_words_are_named_by_each_facts_value_and_type_and_others_are_rendered_each_time() -> None:
+    """1 and True, a list and a tuple of the same strings, "1" and 1 name different words; a
+    fact that is not plain (a float, an object) names none: its words are rendered anew."""
+    keys = {words._said_key("k", {"n": value}) for value in (1, True, "1", None, 0, False, ["a"], ("a",), [1], [True])}
+    assert len(keys) == 10 and None not in keys
+    assert words._said_key("k", {"n": 0.0}) is None
+    assert words._said_key("k", {"n": [0.5]}) is None
+    assert words._said_key("k", {"n": object()}) is None
+    assert words._said_key("k", {"a": 1, "b": 2}) != words._said_key("k", {"b": 1, "a": 2})

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from bench.budgets import big_attachment, big_html, line_filter_texts, nested_border_divs, quote_then_answer
+from bot.letters.records import ignore_detail
 from bot.mail_in.parse import (
     MAX_ADDRESSES_PER_FIELD,
     MAX_AUTH_RESULTS,
@@ -96,7 +97,7 @@ CLIENT_STYLES = {
 def test_reply_text_is_exactly_what_the_player_wrote(name: str) -> None:
     """Each client's reply yields the player's own lines and nothing of the quoted turn sheet."""
     inbound = parse_fixture(name)
-    assert inbound.ignore is None, inbound.ignore_detail
+    assert inbound.ignore is None, ignore_detail(inbound.ignore_why)
     assert inbound.text == CLIENT_STYLES[name]
     assert not inbound.truncated
     for marker in LEAKS:
@@ -416,7 +417,7 @@ def test_mail_that_is_never_answered(name: str) -> None:
     reason, detail = IGNORED_FIXTURES[name]
     inbound = parse_fixture(name, loop_value="flagman@example.org")
     assert inbound.ignore is reason
-    assert detail in inbound.ignore_detail
+    assert detail in ignore_detail(inbound.ignore_why)
 
 
 @pytest.mark.parametrize(
@@ -443,7 +444,7 @@ def test_ignore_policy_headers(extra: str, reason: IgnoreReason | None) -> None:
     inbound = parse_inbound(mail(PLAIN_HEADERS + "\n" + extra), own_addresses=OWN)
     assert inbound.ignore is reason
     if reason is not None:
-        assert inbound.ignore_detail
+        assert ignore_detail(inbound.ignore_why)
 
 
 @pytest.mark.parametrize(
@@ -469,9 +470,9 @@ def test_own_mail_case_insensitive_and_plus_tags(sender: str) -> None:
 def test_loop_detail_says_whether_the_value_is_ours() -> None:
     """Any loop header counts; the detail tells our own value from another's."""
     raw = mail(PLAIN_HEADERS + "\nX-Flagman-Loop: site-a")
-    assert "(ours)" in parse_inbound(raw, own_addresses=OWN, loop_value="site-a").ignore_detail
+    assert "(ours)" in ignore_detail(parse_inbound(raw, own_addresses=OWN, loop_value="site-a").ignore_why)
     other = parse_inbound(raw, own_addresses=OWN, loop_value="site-b")
-    assert other.ignore is IgnoreReason.LOOP and "(ours)" not in other.ignore_detail
+    assert other.ignore is IgnoreReason.LOOP and "(ours)" not in ignore_detail(other.ignore_why)
 
 
 @pytest.mark.parametrize("from_line", ["", "From: undisclosed-recipients:;", "From: Roger"])
@@ -740,8 +741,10 @@ def test_two_from_fields_are_ambiguous() -> None:
     assert inbound.ignore is IgnoreReason.AMBIGUOUS_SENDER
     assert IgnoreReason.AMBIGUOUS_SENDER.value == "several senders"
     assert inbound.sender == "" and inbound.sender_name == ""
-    assert "2 From header fields" in inbound.ignore_detail
-    assert "seb@example.net" in inbound.ignore_detail and "mallory@evil.example" in inbound.ignore_detail
+    assert "2 From header fields" in ignore_detail(inbound.ignore_why)
+    assert "seb@example.net" in ignore_detail(inbound.ignore_why) and "mallory@evil.example" in ignore_detail(
+        inbound.ignore_why
+    )
     # Also when both fields say the same: one was added after the server checked the other.
     same = mail("From: seb@example.net\nFrom: seb@example.net\nTo: flagman@example.org")
     assert parse_inbound(same, own_addresses=OWN).ignore is IgnoreReason.AMBIGUOUS_SENDER
@@ -763,7 +766,7 @@ def test_a_from_with_several_mailboxes_is_ambiguous(from_value: str) -> None:
     assert inbound.ignore in (IgnoreReason.AMBIGUOUS_SENDER, IgnoreReason.NO_SENDER)
     assert inbound.sender == ""
     if "," in from_value:
-        assert inbound.ignore is IgnoreReason.AMBIGUOUS_SENDER, inbound.ignore_detail
+        assert inbound.ignore is IgnoreReason.AMBIGUOUS_SENDER, ignore_detail(inbound.ignore_why)
 
 
 def test_an_over_long_from_gives_no_sender() -> None:
@@ -772,7 +775,7 @@ def test_an_over_long_from_gives_no_sender() -> None:
     raw = mail("From: seb@example.net " + "x" * 20_000 + " <mallory@evil.example>\nTo: flagman@example.org")
     inbound = parse_inbound(raw, own_addresses=OWN)
     assert inbound.ignore is IgnoreReason.NO_SENDER and inbound.sender == ""
-    assert "characters" in inbound.ignore_detail
+    assert "characters" in ignore_detail(inbound.ignore_why)
 
 
 @pytest.mark.parametrize(
@@ -850,4 +853,4 @@ def test_header_text_in_ignore_detail_is_echoed() -> None:
     raw = mail(PLAIN_HEADERS + "\nPrecedence: bulk \x1b[2J\u202e" + "x" * 5_000)
     inbound = parse_inbound(raw, own_addresses=OWN)
     assert inbound.ignore is IgnoreReason.BULK
-    assert one_line(inbound.ignore_detail) and len(inbound.ignore_detail) <= 220
+    assert one_line(ignore_detail(inbound.ignore_why)) and len(ignore_detail(inbound.ignore_why)) <= 220

@@ -18,6 +18,7 @@ from email.parser import BytesParser
 
 import pytest
 
+from bot.letters.records import ignore_detail
 from bot.mail_in.parse import IgnoreReason, Inbound, decode_bytes, decode_words, parse_inbound, strip_quotes
 from tests.bot.mail_in.test_inbound import CLIENT_STYLES, IGNORED_FIXTURES, LEAKS, MAIL, ORDERS, OWN
 
@@ -102,7 +103,7 @@ def test_each_client_reply_is_exactly_what_the_player_wrote(name: str) -> None:
     """Each client's reply yields exactly the player's own lines: no quoted turn sheet, no
     attribution or header block, no signature, nothing lost to decoding."""
     inbound = parse(name)
-    assert inbound.ignore is None, inbound.ignore_detail
+    assert inbound.ignore is None, ignore_detail(inbound.ignore_why)
     assert inbound.text == CLIENTS[name]
     assert not inbound.truncated and not inbound.defects
     for marker in LEAKS:
@@ -168,8 +169,8 @@ def test_bounces_and_auto_replies_are_never_answered(name: str) -> None:
     responders of several shapes are auto-replies; ignore_detail names the header that decided."""
     reason, detail = IGNORED[name]
     inbound = parse(name)
-    assert inbound.ignore is reason, inbound.ignore_detail
-    assert detail in inbound.ignore_detail
+    assert inbound.ignore is reason, ignore_detail(inbound.ignore_why)
+    assert detail in ignore_detail(inbound.ignore_why)
 
 
 @pytest.mark.parametrize(
@@ -420,7 +421,7 @@ def test_every_fixture_parses_without_raising(name: str) -> None:
     keep it) gives the same verdict and text."""
     raw = (MAIL / name).read_bytes()
     inbound = parse_inbound(raw, own_addresses=OWN)
-    assert inbound.ignore is not IgnoreReason.UNPARSEABLE, inbound.ignore_detail
+    assert inbound.ignore is not IgnoreReason.UNPARSEABLE, ignore_detail(inbound.ignore_why)
     assert not any("failed" in d or "not readable" in d for d in inbound.defects), inbound.defects
     lf = parse_inbound(raw.replace(b"\r\n", b"\n"), own_addresses=OWN)
     assert (lf.ignore, lf.text, lf.sender, lf.subject) == (

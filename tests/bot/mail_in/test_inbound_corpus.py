@@ -19,6 +19,7 @@ from typing import Any, TypedDict
 
 import pytest
 
+from bot.letters.records import ignore_detail
 from bot.mail_in.parse import IgnoreReason, Inbound, parse_inbound
 from tests.extra_data import EMAIL_CORPUS
 from tests.helpers import unavailable
@@ -125,9 +126,9 @@ def test_synthetic_replies(case: SyntheticCase) -> None:
     if verdict == "ignore":
         assert inbound.ignore is not None
         assert inbound.ignore is not IgnoreReason.UNPARSEABLE
-        assert inbound.ignore_detail
+        assert ignore_detail(inbound.ignore_why)
         return
-    assert inbound.ignore is None, inbound.ignore_detail
+    assert inbound.ignore is None, ignore_detail(inbound.ignore_why)
     if verdict == "reject":
         assert inbound.auth_results, "no Authentication-Results parsed"
         assert inbound.auth_results[0].dmarc == "fail"

@@ -20,6 +20,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bot.letters.records import ignore_detail
 from bot.mail_in.parse import (
     MAX_ADDRESSES_PER_FIELD,
     MAX_AUTH_RESULTS,
@@ -51,14 +52,14 @@ def check(raw: bytes, max_lines: int = 2000) -> Inbound:
     assert all(r == r.lower() for r in inbound.recipients)
     assert len(inbound.text.split("\n")) <= max(max_lines, 1)
     assert isinstance(inbound.ignore, IgnoreReason | None)
-    assert (inbound.ignore is None) == (inbound.ignore_detail == "")
+    assert (inbound.ignore is None) == (inbound.ignore_why is None)
     # What is taken from the headers is capped, and shown text is one printable line.
     assert len(inbound.subject) <= LINE_CAP and printable_line(inbound.subject)
     assert len(inbound.sender_name) <= NAME_CAP and printable_line(inbound.sender_name)
     assert len(inbound.auth_results) <= MAX_AUTH_RESULTS
     assert len(inbound.recipients) <= 4 * MAX_RECIPIENT_FIELDS * MAX_ADDRESSES_PER_FIELD
     if inbound.ignore is not None and inbound.ignore is not IgnoreReason.UNPARSEABLE:
-        assert printable_line(inbound.ignore_detail)
+        assert printable_line(ignore_detail(inbound.ignore_why))
     return inbound
 
 
@@ -282,7 +283,7 @@ def test_hostile_header_sections_never_raise_and_respect_the_caps(case: tuple[by
     read, _ = cap_header_section(raw)
     head = b"\r\n" + read.split(b"\r\n\r\n", 1)[0]
     if head.count(b"\r\nFrom:") > 1:  # several From fields within what is read
-        assert inbound.ignore is IgnoreReason.AMBIGUOUS_SENDER, inbound.ignore_detail
+        assert inbound.ignore is IgnoreReason.AMBIGUOUS_SENDER, ignore_detail(inbound.ignore_why)
         assert inbound.sender == "" and inbound.sender_name == ""
 
 
@@ -333,4 +334,6 @@ def test_an_empty_loop_header_is_still_a_printable_detail() -> None:
         b"Message-ID: <loop@example.net>\r\nX-Flagman-Loop:"
     )
     inbound = parse_inbound(raw, own_addresses={"flagman@example.org"}, loop_header="X-Flagman-Loop", max_lines=0)
-    assert inbound.ignore_detail == "X-Flagman-Loop: (empty)" and printable_line(inbound.ignore_detail)
+    assert ignore_detail(inbound.ignore_why) == "X-Flagman-Loop: (empty)" and printable_line(
+        ignore_detail(inbound.ignore_why)
+    )
