@@ -195,6 +195,11 @@ class Game(Base):
     min_reliability: Mapped[str | None] = mapped_column(String(12), nullable=True)
     created_at: Mapped[datetime] = mapped_column(_utc())
     finished_at: Mapped[datetime | None] = mapped_column(_utc(), nullable=True)
+    # How many times the game has finished (a ROLLBACK reopens a finished game; resolved again,
+    # it finishes anew: a corrected result), and how many of those finishes its GM's digest has
+    # listed (`bot.gm.digest`: each finish once, in the first digest after it).
+    finishes: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    finishes_listed: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
     seats: Mapped[list[Seat]] = relationship(back_populates="game", order_by="Seat.id")
     turns: Mapped[list[Turn]] = relationship(back_populates="game", order_by="Turn.number")

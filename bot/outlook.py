@@ -10,7 +10,10 @@ each missing part with the default that fills it (confirmations, ORDERS, refusal
 paused or resolved, whether it resolves as soon as the orders are in; the deadline's own test
 (`bot.games.turns.is_due`) and every letter read it (tests/test_claims_from_outlook.py). It
 reads nothing from the database: the caller hands it the turn's submissions
-(`bot.store.turn_submissions`).
+(`bot.store.turn_submissions`). Who has orders on file (`on_file`, `Outlook.status`,
+`Outlook.by_status`, `Outlook.defaulted`), whose WAIT holds the turn (`holds_turn`,
+`Outlook.held`) and which seats have a GM plot (`plotted`) are read here too: the digest,
+STATUS and the GM's sheet list them from an `Outlook`, never from the rows.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from zoneinfo import ZoneInfo
 from bot import store
 from bot.clock import as_utc
 from bot.models import Game, GameStatus, Player, Seat, Turn
-from bot.store import ROBOT_SOURCE, orders_on_file
+from bot.store import ROBOT_SOURCE
 from rules.api import AnyGame, GameOrder, GameState, Resolution
 
 log = logging.getLogger("flagman.games")
@@ -49,13 +52,25 @@ class Status(enum.Enum):
     COMPLETE = "complete"
 
 
+def on_file(rules: AnyGame, state: GameState, seat: Seat, subs: Sequence[store.Filed]) -> tuple[GameOrder, ...] | None:
+    """The seat's orders on file, from its submissions, as the deadline counts them (None:
+    nothing on file, so the GM's plot or the game's default): what every letter says the seat
+    has on file is read here (`store.orders_on_file` folds them)."""
+    return store.orders_on_file(rules, state, seat, subs)
+
+
+def holds_turn(subs: Sequence[store.Filed]) -> bool:
+    """Whether the seat's WAIT holds the turn to its deadline (`store.holds`): no early resolution."""
+    return store.holds(subs)
+
+
 def seat_status(rules: AnyGame, state: GameState, seat: Seat, subs: Sequence[store.Filed]) -> Status:
     """`Outlook.status` of one seat, from its submissions (early resolution reads it alone: it
     needs no default worked out)."""
     if not store.sent(subs):
         return Status.NONE
-    on_file = orders_on_file(rules, state, seat, subs)
-    if on_file is None or not rules.parse_orders(state, seat.name, rules.format_orders(on_file)).complete:
+    filed = on_file(rules, state, seat, subs)
+    if filed is None or not rules.parse_orders(state, seat.name, rules.format_orders(filed)).complete:
         return Status.INCOMPLETE
     return Status.COMPLETE
 
@@ -96,6 +111,38 @@ class Outlook:
         if row is None or self.rules is None or self.state is None or all(s.seat != seat for s in self.seats):
             return Status.NONE
         return seat_status(self.rules, self.state, row, (self.subs or {}).get(row.id, ()))
+
+    @property
+    def held(self) -> tuple[str, ...]:
+        """The expected seats whose WAIT holds the turn to its deadline (`holds_turn`), by seat name."""
+        held = []
+        for s in self.seats:
+            row = store.seat_named(self.game, s.seat) if self.game is not None else None
+            if row is not None and holds_turn((self.subs or {}).get(row.id, ())):
+                held.append(s.seat)
+        return tuple(held)
+
+    @property
+    def by_status(self) -> dict[Status, tuple[str, ...]]:
+        """The expected seats by `status`, in seat-name order: what the GM's digest and STATUS
+        list as "Orders on file", "Incomplete" and "No orders yet"."""
+        found: dict[Status, list[str]] = {status: [] for status in Status}
+        for s in self.seats:
+            found[self.status(s.seat)].append(s.seat)
+        return {status: tuple(names) for status, names in found.items()}
+
+    def waits_for(self, when: Timing) -> tuple[str, ...] | None:
+        """The seats whose complete orders the turn still waits for before it resolves early
+        (`bot.games.turns.is_due`: the game's early resolution, a person among the seats it
+        expects, every set complete and no WAIT holding it); None where nothing but the deadline
+        (or the GM) resolves it: early resolution off, the game paused, a WAIT holding it, a
+        practice race's pace, or only robots to order."""
+        robots = {s.name for s in self.game.seats if s.robot} if self.game is not None else set()
+        if not when.early or when.paused or when.resolved or when.practice or self.held:
+            return None
+        if all(s.seat in robots for s in self.seats):
+            return None
+        return tuple(s.seat for s in self.seats if self.status(s.seat) is not Status.COMPLETE)
 
     @property
     def filled(self) -> dict[str, str]:
@@ -158,6 +205,12 @@ def nmr_default(rules: AnyGame, state: GameState, seat: Seat) -> tuple[tuple[Gam
     return rules.default_orders(state, seat.name), Source.DEFAULT
 
 
+def plotted(game: Game) -> tuple[str, ...]:
+    """The game's seats in play with a GM plot set (PLOT): each stands for its seat's default
+    while it is legal (`nmr_default`)."""
+    return tuple(s.name for s in store.active_seats(game) if s.gm_plot)
+
+
 def on_vacation(player: Player, moment: datetime) -> bool:
     """Whether `moment` falls on a day of the player's VACATION (days in their zone, both included)."""
     if player.vacation_from is None or player.vacation_to is None:
@@ -190,9 +243,9 @@ def of_turn(game: Game, rules: AnyGame, state: GameState, subs: store.BySeat) ->
     seats: list[SeatOutlook] = []
     for name in sorted(rules.expected_players(state)):
         seat = store.seat_named(game, name)
-        on_file = orders_on_file(rules, state, seat, subs.get(seat.id, [])) if seat else None
-        if on_file is not None:
-            seats.append(SeatOutlook(name, on_file, Source.ON_FILE))
+        filed = on_file(rules, state, seat, subs.get(seat.id, [])) if seat else None
+        if filed is not None:
+            seats.append(SeatOutlook(name, filed, Source.ON_FILE))
         elif seat is not None:
             seats.append(SeatOutlook(name, *nmr_default(rules, state, seat)))
         else:

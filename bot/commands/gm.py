@@ -229,7 +229,7 @@ def tell_players(shell: Shell, session: Session, game: Game, news: Sequence[News
             *(c for n in told for c in n.claims if all(count.seat == seat.name for count in c.counts))
         )
         if state is not None:  # what counts for the seat now, and the deadline, as claims
-            on_file = store.orders_on_file(rules, state, seat, subs.get(seat.id, ()))
+            on_file = outlook.on_file(rules, state, seat, subs.get(seat.id, ()))
             rendered = rendered.claiming(*claims.for_seat(game, rules, state, turn, seat, on_file))
         calendars: tuple[CalendarPart, ...] = ()
         if state is not None and turn is not None and any(n.calendar for n in told):
@@ -959,7 +959,7 @@ def rollback(ctx: GmAction, args: tuple[str, ...]) -> str:
     subs = store.turn_submissions(session, turn)
     wanted = set(rules.expected_players(state))
     for seat in store.mailed_seats(game):
-        on_file = store.orders_on_file(rules, state, seat, subs.get(seat.id, ()))
+        on_file = outlook.on_file(rules, state, seat, subs.get(seat.id, ()))
         announce(
             ctx,
             say("rollback_reopened_title", label=turn.label),

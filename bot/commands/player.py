@@ -191,7 +191,7 @@ def show_orders(ctx: CommandContext, command: ShowOrders) -> Reply:
     if turn is None or seat.name not in rules.expected_players(state):
         text = say("commands_orders_on_file", expected=False, over=turn is None)
     else:
-        on_file = store.orders_on_file(rules, state, seat, store.submissions(session, turn, seat))
+        on_file = outlook.on_file(rules, state, seat, store.submissions(session, turn, seat))
         counting = what_counts(rules, state, seat, on_file)
         said = (claims.of_turn(seat.game, turn, claims.counts(seat.name, counting)),)
         if on_file is None and seat.game.practice:
@@ -454,7 +454,7 @@ def no_wait(ctx: CommandContext, command: NoWait) -> Reply:
             resolves=((game.id, turn.id),),
         )
     others = any(
-        store.holds(store.submissions(ctx.session, turn, s)) for s in store.active_seats(game) if s.id != seat.id
+        outlook.holds_turn(store.submissions(ctx.session, turn, s)) for s in store.active_seats(game) if s.id != seat.id
     )
     # With orders in the same mail, what the turn does next is their confirmation's to say.
     then = not ctx.orders_follow or ctx.seat is None or ctx.seat.id != seat.id

@@ -376,6 +376,7 @@ def _close(shell: Shell, game_id: int, *, out: bool, cutoff: datetime, idle_days
             why = say("practice_closed_idle", idle_days=idle_days)
         game.status = GameStatus.FINISHED
         game.finished_at = shell.now()
+        game.finishes = (game.finishes or 0) + 1
         for seat in store.mailed_seats(game):
             letters.notice(
                 shell,

@@ -8,7 +8,7 @@ has not -- never what --, NMR streaks, plots, vacations ...); the words are the 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -54,7 +54,6 @@ def game_summary(shell: Shell, session: Session, game: Game, zone: str) -> dict[
         "players": [],
         "min_players": rules.min_players,
         "max_players": rules.max_players,
-        "grace": game.grace_minutes,
         "early": outlook.timing(game, None).early,
         "nmr_limit": game.nmr_limit,
         "nmr_action": game.nmr_action,
@@ -78,27 +77,35 @@ def game_summary(shell: Shell, session: Session, game: Game, zone: str) -> dict[
     rules, state, turn = turns.current_state(session, game)
     if turn is not None:
         out["turn"] = turn.label
-        out["claims"] = (claims.of_turn(game, turn),)  # the deadline it shows (none while paused)
         # A paused game has no deadline running (the tick leaves it be until RESUME).
         out["deadline"] = None if outlook.timing(game, turn).paused else deadline_text(outlook.timing(game, turn), zone)
         # Orders a ROLLBACK kept for the turn after this one: not on file for any turn yet.
         out["kept"] = [shown(k.seat) + (" (your ORDER)" if k.source == "gm" else "") for k in carried.of_turn(turn)]
-        by_seat = store.turn_submissions(session, turn)
-        seen = outlook.of_turn(game, rules, state, by_seat)
-        for name in sorted(rules.expected_players(state)):
-            seat = store.seat_named(game, name)
-            if seat is not None and store.holds(by_seat.get(seat.id, ())):  # WAIT: who holds the turn
-                out["held"].append(shown(name))
-            {
-                outlook.Status.COMPLETE: out["ordered"],
-                outlook.Status.INCOMPLETE: out["incomplete"],
-                outlook.Status.NONE: out["missing"],
-            }[seen.status(name)].append(shown(name))
+        seen = outlook.of_turn(game, rules, state, store.turn_submissions(session, turn))
+        out.update(who_is_in(seen, shown))
+        # What it claims: what counts for each seat, the deadline (none while paused), whom the
+        # turn still waits for before it resolves early.
+        out["claims"] = (claims.of_outlook(game, turn, seen),)
     else:
         out["result"] = [", ".join(shown(name) for name in place) for place in rules.standings(state)]
+        # Finished again after a ROLLBACK reopened it: this result replaces the one sent before.
+        out["corrected"] = game.finishes > 1
     out["streaks"] = [f"{shown(s.name)} {s.nmr_streak}" for s in store.active_seats(game) if s.nmr_streak > 0]
-    out["plots"] = [shown(s.name) for s in store.active_seats(game) if s.gm_plot]
+    out["plots"] = [shown(name) for name in outlook.plotted(game)]
     return out
+
+
+def who_is_in(seen: outlook.Outlook, shown: Callable[[str], str]) -> dict[str, list[str]]:
+    """Who of the open turn has sent a complete set, an incomplete one, nothing, and whose WAIT
+    holds it, as the GM's block lists them (each seat as `shown` names it): the outlook's
+    reading (`Outlook.by_status`, `Outlook.held`), handed over whole, never the turn's rows."""
+    by_status = seen.by_status
+    return {
+        "ordered": [shown(name) for name in by_status[outlook.Status.COMPLETE]],
+        "incomplete": [shown(name) for name in by_status[outlook.Status.INCOMPLETE]],
+        "missing": [shown(name) for name in by_status[outlook.Status.NONE]],
+        "held": [shown(name) for name in seen.held],
+    }
 
 
 def last_digest_at(session: Session, address: str) -> datetime | None:
@@ -126,4 +133,4 @@ def attention_lines(found: Sequence[Attention], zone: str) -> list[dict[str, obj
     ]
 
 
-__all__ = ["attention_lines", "game_summary", "last_digest_at"]
+__all__ = ["attention_lines", "game_summary", "last_digest_at", "who_is_in"]

@@ -657,7 +657,9 @@ def write_turn(session: Session, game: Game, turn: Turn, writes: TurnWrites) -> 
     session.execute(update(Turn).where(Turn.id == turn.id).values(**writes.resolved))
     if writes.finished_at is not None:
         session.execute(
-            update(Game).where(Game.id == game.id).values(status=GameStatus.FINISHED, finished_at=writes.finished_at)
+            update(Game)
+            .where(Game.id == game.id)
+            .values(status=GameStatus.FINISHED, finished_at=writes.finished_at, finishes=Game.finishes + 1)
         )
     if writes.rating_writes is not None:
         ratings.write(session, writes.rating_writes)

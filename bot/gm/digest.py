@@ -68,12 +68,26 @@ def digest_time(shell: Shell) -> time:
 
 
 def gm_addresses(session: Session, now: datetime | None = None) -> list[str]:
-    """The GMs with a game running, and (given `now`) those with a series' next season drawn and
-    waiting for them (`bot.games.season_tiers.digest_gms`)."""
+    """The GMs with a game running, those with a game's finish their digest has not listed yet
+    (`unlisted_finishes`: the end of their last game is news too), and (given `now`) those with
+    a series' next season drawn and waiting for them (`bot.games.season_tiers.digest_gms`)."""
     running = set(
         session.scalars(select(Game.gm_address).where(Game.status != GameStatus.FINISHED, Game.practice.is_(False)))
     )
-    return sorted(running | (season_tiers.digest_gms(session, now) if now is not None else set()))
+    unlisted = set(session.scalars(select(Game.gm_address).where(*_UNLISTED).distinct()))
+    return sorted(running | unlisted | (season_tiers.digest_gms(session, now) if now is not None else set()))
+
+
+# A finished game (not a practice race) whose last finish no digest of its GM has listed.
+_UNLISTED = (Game.status == GameStatus.FINISHED, Game.practice.is_(False), Game.finishes_listed < Game.finishes)
+
+
+def unlisted_finishes(session: Session, address: str) -> list[Game]:
+    """The games of the GM at `address` whose finish no digest has listed yet: each finish is
+    listed in one digest, the first after it (`send_digest` marks it listed). A game a ROLLBACK
+    reopened finishes anew when it is resolved again, and is listed once more then
+    (`Game.finishes` counts the finishes)."""
+    return list(session.scalars(select(Game).where(Game.gm_address == address, *_UNLISTED).order_by(Game.id)))
 
 
 def send_due_digests(shell: Shell, *, force: bool = False) -> int:
@@ -105,7 +119,9 @@ def send_digest(shell: Shell, session: Session, address: str, *, force: bool = F
         )
     )
     draws = season_tiers.digest_draws(session, address, now)
-    anchor = running[0] if running else _draw_anchor(session, draws)
+    last = _last_digest(session, address)
+    finished = unlisted_finishes(session, address)
+    anchor = running[0] if running else _draw_anchor(session, draws) or (finished[-1] if finished else None)
     if anchor is None:
         return False
     zone = anchor.timezone
@@ -116,15 +132,7 @@ def send_digest(shell: Shell, session: Session, address: str, *, force: bool = F
             return False
         if session.scalar(select(GmDigest.id).where(GmDigest.gm_address == address, GmDigest.day == day)) is not None:
             return False
-    last = _last_digest(session, address)
     since = as_utc(last.sent_at) if last is not None else now - timedelta(days=1)
-    finished = list(
-        session.scalars(
-            select(Game)
-            .where(Game.gm_address == address, Game.status == GameStatus.FINISHED, Game.finished_at >= since)
-            .order_by(Game.id)
-        )
-    )
     games = running + finished
     ctx = game_context(shell, anchor, turns.rules_of(anchor))
     ctx.update(
@@ -144,10 +152,12 @@ def send_digest(shell: Shell, session: Session, address: str, *, force: bool = F
     ctx["attention"] = attention_lines(attention.items(session, games, since), zone)
     rendered = shell.renderer.render("digest", ctx).claiming(*(c for g in summaries for c in g.get("claims", ())))
     # To the GM's registered address (every running game's GM is `address`), signed for the
-    # first of them (or, with none running, the last race of a series whose draw waits); the
-    # digest lists the GM reply address of each running game.
+    # first of them (or, with none running, the last race of a series whose draw waits, or the
+    # last game finished); the digest lists the GM reply address of each running game.
     letters.post(shell, session, letters.ToGm(anchor), rendered, kind="digest", game=None)
     session.add(GmDigest(gm_address=address, day=day, sent_at=now))
+    for game in finished:
+        game.finishes_listed = game.finishes
     log.info("digest for %s (%d games) queued", address, len(games))
     return True
 

@@ -12,7 +12,7 @@ import logging
 
 from sqlalchemy.orm import Session
 
-from bot import store
+from bot import outlook, store
 from bot.commands import MAX_COMMANDS, PLAYER_COMMANDS, MailCommands, gm, registry, suggest
 from bot.commands.grammar import Process, is_courtesy
 from bot.commands.handlers import CommandContext, which_game
@@ -88,7 +88,7 @@ def resolve_completed(shell: Shell, session: Session, game: Game, told: list[gm.
             claims.of_turn(game, turn, claims.counts(s.name, what_counts(rules, state, s, on_file)), resolved=True)
             for s in store.mailed_seats(game)
             if s.name in rules.expected_players(state)
-            for on_file in [store.orders_on_file(rules, state, s, subs.get(s.id, ()))]
+            for on_file in [outlook.on_file(rules, state, s, subs.get(s.id, ()))]
         )
         _writes, resolved = deadline.resolve_writes(shell, session, game, turn)
         out.append(resolved)

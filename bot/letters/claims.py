@@ -5,12 +5,14 @@ deadline or its absence, and whether the turn is resolved. They travel with the 
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
+from bot import store
 from bot.facts import Claims, Counts, Why
 from bot.models import Game, Seat, Turn
 from bot.outlook import Counts as Counting
-from bot.outlook import Source, timing, what_counts
+from bot.outlook import Outlook, Source, timing, what_counts
 from rules.api import AnyGame, GameOrder, GameState
 
 _WHY = {Source.ON_FILE: Why.OWN, Source.PLOT: Why.PLOT, Source.DEFAULT: Why.DEFAULT}
@@ -36,6 +38,22 @@ def of_turn(game: Game, turn: Turn, *seat_counts: Counts, resolved: bool = False
     )
 
 
+def of_outlook(game: Game, turn: Turn, seen: Outlook) -> Claims:
+    """What a GM's block of the open `turn` claims (the digest, a GM's STATUS), from the outlook
+    its lists are read from (`seen`): what counts for each expected seat at the deadline (its
+    own set, filled as the resolution fills it; the GM's plot; the default), the deadline, and
+    the seats the turn still waits for before it resolves early (`Outlook.waits_for`)."""
+    said: list[Counts] = []
+    if seen.rules is not None and seen.state is not None:
+        for s in seen.seats:
+            seat = store.seat_named(game, s.seat)
+            if seat is not None:
+                own = s.orders if s.source is Source.ON_FILE else None
+                said.append(counts(s.seat, what_counts(seen.rules, seen.state, seat, own)))
+    claim = of_turn(game, turn, *said)
+    return dataclasses.replace(claim, waits_for=seen.waits_for(timing(game, turn)))
+
+
 def for_seat(
     game: Game,
     rules: AnyGame,
@@ -53,4 +71,4 @@ def for_seat(
     return (of_turn(game, turn, counts(seat.name, what_counts(rules, state, seat, on_file))),)
 
 
-__all__ = ["counts", "for_seat", "of_turn"]
+__all__ = ["counts", "for_seat", "of_outlook", "of_turn"]

@@ -36,7 +36,6 @@ from bot.outlook import Outcome, timing
 from bot.pictures import draw_options
 from bot.ratings import Change
 from bot.shell import Shell
-from bot.store import orders_on_file
 from rules.api import AnyGame, GameState, View, Viewer
 
 
@@ -148,7 +147,7 @@ def seat_context(
     said: tuple[Claims, ...] = ()  # what the letter claims (`bot.letters.claims`), beside its text
     if turn is not None and expected:
         seat_subs = store.submissions(session, turn, seat) if subs is None else subs.get(seat.id, ())
-        on_file = orders_on_file(rules, state, seat, seat_subs)
+        on_file = outlook.on_file(rules, state, seat, seat_subs)
         on_file_text = rules.format_orders(on_file) if on_file is not None else None
         # The one default the sheet states, from the outlook (the GM's plot where it stands).
         counting = outlook.what_counts(rules, state, seat, on_file)
@@ -217,13 +216,16 @@ def gm_context(
     before: TurnBefore | None = None,
 ) -> dict[str, Any]:
     ctx = game_context(shell, game, rules)
-    missing = []
-    if turn is not None:
-        by_seat = store.turn_submissions(session, turn) if subs is None else subs
-        for name in sorted(rules.expected_players(state)):
-            seat = store.seat_named(game, name)
-            if seat is None or orders_on_file(rules, state, seat, by_seat.get(seat.id, [])) is None:
-                missing.append(name)
+    # Who is still missing: the seats the outlook fills with the GM's plot or the default.
+    missing = (
+        list(
+            outlook.of_turn(
+                game, rules, state, store.turn_submissions(session, turn) if subs is None else subs
+            ).defaulted
+        )
+        if turn is not None
+        else []
+    )
     ctx.update(
         {
             "view": rules.view(state, outcome.resolution if outcome else None, Viewer.GM),

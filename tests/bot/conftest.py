@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import copy
+import shutil
+import sqlite3
+import tempfile
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -13,6 +17,7 @@ from bot.dice import SeededEntropy
 from bot.games.turns import PlayerSpec, create_game
 from bot.mail_out.render import Renderer
 from bot.settings import BotSettings, DatabaseSettings, Secrets, Settings
+from bot.store import find_game_row
 from bot.testing import FakeClock, FakeInbox, FakeMailer, TestApp
 from tests.helpers import fresh_database
 
@@ -52,24 +57,19 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return fresh_database(request.param, tmp_path, postgres)
 
 
-@pytest.fixture
-def app(tmp_path: Path, db_url: str) -> Iterator[TestApp]:
-    settings = replace(make_settings(tmp_path), database=DatabaseSettings(url=db_url))
-    application = TestApp(
+def _test_app(settings: Settings, mailer: FakeMailer | None = None) -> TestApp:
+    return TestApp(
         settings=settings,
         db=Database(settings.database_url),
         clock=FakeClock(),
         renderer=Renderer(),
         inbox=FakeInbox(max_size=settings.limits.max_mail_bytes),
-        mailer=FakeMailer(),
+        mailer=mailer if mailer is not None else FakeMailer(),
         entropy=SeededEntropy(0),
     )
-    yield application
-    application.close()
 
 
-@pytest.fixture
-def racecraft(app: TestApp) -> TestApp:
+def _start_racecraft(app: TestApp) -> None:
     """A Racecraft game `rc1` with five players, started, turn sheets sent."""
     with app.db.transaction() as session:
         create_game(
@@ -84,4 +84,49 @@ def racecraft(app: TestApp) -> TestApp:
             seed=7,
         )
     app.service.send()
+
+
+_racecraft_started: list[tuple[Path, FakeMailer]] = []  # its SQLite file and mailer, once a process
+
+
+def _racecraft_copy(url: str) -> FakeMailer:
+    """The SQLite database of `url` made a copy of `_start_racecraft`'s, which runs once in this
+    process (the clock does not move in it); the mailer holding the turn sheets it sent."""
+    if not _racecraft_started:
+        directory = Path(tempfile.mkdtemp(prefix="fm-rc1-"))
+        settings = make_settings(directory)
+        started = _test_app(replace(settings, database=DatabaseSettings(url=fresh_database("sqlite", directory))))
+        try:
+            _start_racecraft(started)
+        finally:
+            started.close()
+        path = Path(started.settings.database_url.removeprefix("sqlite:///"))
+        with sqlite3.connect(path) as conn:  # every page in the file itself, none in a -wal
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        conn.close()
+        _racecraft_started.append((path, started.mailer))
+    path, mailer = _racecraft_started[0]
+    shutil.copyfile(path, url.removeprefix("sqlite:///"))
+    return copy.deepcopy(mailer)
+
+
+@pytest.fixture
+def app(tmp_path: Path, db_url: str, request: pytest.FixtureRequest) -> Iterator[TestApp]:
+    """A TestApp on the database of `db_url`; for a test that asks for `racecraft` on SQLite, that
+    database a copy of `rc1` started (`_racecraft_copy`)."""
+    settings = replace(make_settings(tmp_path), database=DatabaseSettings(url=db_url))
+    started = "racecraft" in request.fixturenames and db_url.startswith("sqlite:///")
+    application = _test_app(settings, _racecraft_copy(db_url) if started else None)
+    yield application
+    application.close()
+
+
+@pytest.fixture
+def racecraft(app: TestApp) -> TestApp:
+    """A Racecraft game `rc1` with five players, started, turn sheets sent (`_start_racecraft`;
+    on SQLite the app's database is a copy of it)."""
+    if not app.settings.database_url.startswith("sqlite:///"):
+        _start_racecraft(app)
+    with app.db.read() as session:
+        assert find_game_row(session, "rc1") is not None
     return app

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
-from collections.abc import Iterator
-from dataclasses import replace
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from email.message import EmailMessage
 from pathlib import Path
@@ -31,6 +34,9 @@ __all__ = [
     "ADDRESS",
     "START",
     "new_app",
+    "Played",
+    "played_once",
+    "copy_of",
     "gm_says",
     "player_says",
     "stranger_says",
@@ -83,19 +89,49 @@ def new_app(
     )
 
 
-@pytest.fixture
-def gapp(tmp_path: Path) -> Iterator[TestApp]:
-    app = new_app(tmp_path)
-    yield app
-    app.close()
+@dataclass(frozen=True)
+class Played:
+    """What `played_once` left: the site directory (the SQLite file and any file the bot wrote),
+    the clock's time, and the fake inbox and mailer as they were."""
+
+    directory: Path
+    now: datetime
+    inbox: FakeInbox
+    mailer: FakeMailer
 
 
-@pytest.fixture
-def rc(gapp: TestApp) -> TestApp:
+def played_once(directory: Path, play: Callable[[TestApp], None]) -> Played:
+    """`play` run once on a `new_app` in `directory` (a module or session fixture), the app
+    closed after it: tests that start from what it played each take a `copy_of` it."""
+    app = new_app(directory)
+    try:
+        play(app)
+        return Played(directory, app.clock.now(), copy.deepcopy(app.inbox), copy.deepcopy(app.mailer))
+    finally:
+        app.close()
+
+
+def copy_of(played: Played, tmp_path: Path) -> TestApp:
+    """A TestApp on a copy of what `played_once` left, in `tmp_path`: the same database (the
+    tests' settings, at `tmp_path`), clock, inbox and mailer, as if `play` had run there."""
+    shutil.copytree(played.directory, tmp_path, dirs_exist_ok=True)
+    settings = make_settings(tmp_path)
+    return TestApp(
+        settings=settings,
+        db=Database(settings.database_url),
+        clock=FakeClock(played.now),
+        renderer=Renderer(),
+        inbox=copy.deepcopy(played.inbox),
+        mailer=copy.deepcopy(played.mailer),
+        entropy=SeededEntropy(0),
+    )
+
+
+def _start_rc(app: TestApp) -> None:
     """Racecraft `rc1`, five players, 48h turns in Europe/London, started; mail sent."""
-    with gapp.db.transaction() as session:
+    with app.db.transaction() as session:
         create_game(
-            gapp.shell,
+            app.shell,
             session,
             kind="racecraft",
             name="rc1",
@@ -105,7 +141,34 @@ def rc(gapp: TestApp) -> TestApp:
             timezone="Europe/London",
             seed=7,
         )
-    gapp.service.send()
+    app.service.send()
+
+
+_rc_started: list[Played] = []  # `_start_rc` played once in this process
+
+
+def _rc_copy(tmp_path: Path) -> TestApp:
+    """A copy of `rc1` as `_start_rc` leaves it, started once in this process (as
+    `tests.helpers.migrated_sqlite` migrates once) for the many tests that start from it."""
+    if not _rc_started:
+        _rc_started.append(played_once(Path(tempfile.mkdtemp(prefix="fm-rc1-")), _start_rc))
+    return copy_of(_rc_started[0], tmp_path)
+
+
+@pytest.fixture
+def gapp(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[TestApp]:
+    """A TestApp on a fresh SQLite file; for a test that asks for `rc` as well, a copy of `rc1`
+    started (the same app as `rc`)."""
+    app = _rc_copy(tmp_path) if "rc" in request.fixturenames else new_app(tmp_path)
+    yield app
+    app.close()
+
+
+@pytest.fixture
+def rc(gapp: TestApp) -> TestApp:
+    """Racecraft `rc1`, five players, 48h turns in Europe/London, started; mail sent (`_start_rc`)."""
+    with gapp.db.read() as session:
+        assert find_game_row(session, "rc1") is not None, "gapp is the copy of rc1 started"
     return gapp
 
 

@@ -266,10 +266,12 @@ def _speedphreakz_race(data: st.DataObject, robots: frozenset[int]) -> Iterator[
         "map": data.draw(st.sampled_from(["ring", "chicane"]), label="map"),
         "nmr": data.draw(st.sampled_from(["empty", "repeat"]), label="nmr"),
         "max_actions": str(data.draw(st.integers(4, 12), label="max_actions")),
-        "max_rounds": "30",
+        # Short races (a robot alone finishes a bundled map in 9 to 13 rounds): the round limit
+        # ends some of them, so races still reach their end and the robot's silence after it.
+        "max_rounds": str(data.draw(st.integers(2, 14), label="max_rounds")),
     }
     state = SPEEDPHREAKZ.new_game(names, options, random.Random(0))
-    for number in range(1, data.draw(st.integers(1, 30), label="turns") + 1):
+    for number in range(1, data.draw(st.integers(1, 16), label="turns") + 1):
         yield state
         if SPEEDPHREAKZ.is_finished(state):
             return
@@ -376,118 +378,37 @@ def test_speedphreakz_robots_expect_each_other_to_move_and_never_crash_into_each
         assert [state.car(seat).crashes for seat in seats] == [0] * field, (name, field, seed)
 
 
-def test_speedphreakz_robot_is_ahead_of_the_greedy_driver_head_to_head_in_seeded_mixed_fields() -> None:
-    """speedphreakz.md §4.5: cars ending a round on one square crash, and so does every car next
-    to them; S9: a crashed car's next first action costs +50. The robot lost to a
-    greedy driver head to head in every field size (20-42%): it gave way to where a greedy car
-    would have gone had it been a robot, and was caught in the greedy cars' crashes at the
-    start. Now it also guesses the others headlong and keeps off where two of them would
-    collide. A few seeded races of mixed fields (bench `robots` draws them; the full
-    measurement, 60 races a matchup, is in bench/README.md): it is ahead head to head
-    (more robot-greedy pairs finished ahead than behind)."""
+# The robots' strength against the references (the NMR default, a greedy driver, Racecraft's
+# rule of thumb, the easy level) in every field size, over many seeded races, is measured by
+# `python -m bench --only robots` (bench/README.md, "robots"): a benchmark, not a test. The
+# suite keeps one small seeded case a game, the smallest field, so that a robot that forgets
+# how to race fails here.
+
+
+@pytest.mark.parametrize(
+    ("game", "opponent", "size"),
+    [
+        ("racecraft", "nmr", 5),
+        ("racecraft", "heuristic", 5),
+        ("speed_circuit", "nmr", 2),
+        ("speed_circuit", "greedy", 2),
+        ("speedphreakz", "nmr", 2),
+        ("speedphreakz", "greedy", 2),
+    ],
+)
+def test_the_robot_meets_the_bench_target_against_each_reference_in_a_few_small_seeded_fields(
+    game: str, opponent: str, size: int
+) -> None:
+    """bench/robots.py, targets: the robot finishes ahead of the NMR default (racecraft.md, "NMR":
+    "The player uses half their remaining EP, rounded down") in at least 70% of pairs, and
+    ahead head to head (more pairs ahead than behind) of the game's best reference (the greedy
+    driver; Racecraft's rule of thumb). Four seeded races of the smallest field (seed 40, as
+    bench `robots` draws them)."""
     from bench import robots
 
-    for size in (4, 6):
-        races = robots.specs("speedphreakz", "robot", "greedy", size, 6, seed=40)
-        matchup = robots.tally(
-            "speedphreakz", "robot", "greedy", size, races, [robots.run_spec(spec) for spec in races]
-        )
-        assert matchup.lead[0] > 0, matchup.line()
-
-
-def test_speedphreakz_robot_told_which_seats_are_robots_is_ahead_of_greedy_in_eight_car_fields() -> None:
-    """speedphreakz.md §4.5: cars ending a round on one square crash; S9: the crash costs +50 on
-    the next first action. A robot that gave way to every car seated before it was behind the
-    greedy driver in fields of 7 and 8 (-19% and -21% head to head; -22% in these races): a
-    greedy car never gives way back. Told which seats are robots (the standings show them), it
-    gives way to robots only and drives on against the others. Seeded 8-car mixed fields
-    (bench `robots` draws them and tells each robot the robot seats; the full measurement, at
-    every size, is in bench/README.md): ahead head to head."""
-    lead, _behind, line = _matchup("speedphreakz", "greedy", 8, 24)
-    assert lead > 0, line
-
-
-def test_speedphreakz_robot_is_clearly_ahead_of_greedy_in_eight_car_fields() -> None:
-    """speedphreakz.md §4.5: "at the end of the round, all cars sharing a square crash", and a
-    car next to a crash crashes too, so where a car that is not a robot is expected to end
-    next to a robot's expected end, that robot may be crashed or end elsewhere. A robot that
-    gave way to every robot seated before it, certain of its end or not, was level with the
-    greedy driver at 8 seats (these races: lead +1.5%, the 95% interval from -12.7% to
-    +15.8%). Giving way only where the earlier robot's end is certain (no other car's
-    expected end on or next to it), and counting the others at risk, it is ahead with the
-    whole interval above 0 (seed 40, 40 races, bench `robots`' draw; 200 races in
-    bench/README.md, round 11)."""
-    from bench import robots
-
-    drawn = robots.specs("speedphreakz", "robot", "greedy", 8, 40, seed=40)
-    matchup = robots.tally("speedphreakz", "robot", "greedy", 8, drawn, [robots.run_spec(spec) for spec in drawn])
-    assert matchup.lead[1] > 0, matchup.line()
-
-
-def test_speedphreakz_robot_is_clearly_ahead_of_greedy_in_two_car_races() -> None:
-    """speedphreakz.md §4.2, Win: "If several cross in the same round, the one with more control
-    left at the moment of crossing wins" (S12: control left = C minus the cost up to and
-    including the crossing action). Two cars alone race alike and mostly cross in the same
-    round, so the crossing's cost decides; the robot took a crossing in the risky band over a
-    cheaper one in the safe band, and started on its seat's square whichever was further
-    round (lead over greedy +8.3% in these races, the interval from -32% to +49%). It now
-    takes the cheapest crossing, sets it up a round ahead, and starts where round 1 gets
-    furthest: in seeded two-car races (seed 40, 24 races, bench `robots`' draw) it is ahead
-    head to head with the whole 95% interval above 0."""
-    from bench import robots
-
-    drawn = robots.specs("speedphreakz", "robot", "greedy", 2, 24, seed=40)
-    matchup = robots.tally("speedphreakz", "robot", "greedy", 2, drawn, [robots.run_spec(spec) for spec in drawn])
-    assert matchup.lead[1] > 0, matchup.line()
-
-
-def _matchup(game: str, opponent: str, size: int, races: int) -> tuple[float, float, str]:
-    """The robot's lead (pairs ahead minus pairs behind) and its share of pairs behind against
-    `opponent` in `races` seeded mixed fields of `size` seats, as bench `robots` draws and
-    counts them, and the matchup's line."""
-    from bench import robots
-
-    drawn = robots.specs(game, "robot", opponent, size, races, seed=40)
+    drawn = robots.specs(game, "robot", opponent, size, 4, seed=40)
     matchup = robots.tally(game, "robot", opponent, size, drawn, [robots.run_spec(spec) for spec in drawn])
-    return matchup.lead[0], matchup.behind[0], matchup.line()
-
-
-def test_racecraft_robot_is_ahead_of_the_default_in_eight_runner_fields() -> None:
-    """racecraft.md, "NMR": "The player uses half their remaining EP, rounded down (turn 1: 5)".
-    Against that default the robot finished ahead in only 73-77% of 8-runner pairs when it
-    judged a played-out race by its dense place (a shared place counted as won): in these
-    seeded fields (seed 40, 16 races of 3 to 9 turns, as bench `robots` draws them) that robot
-    was ahead in 70.8% of pairs (the mean over races), ahead of no default in four races.
-    Judged by the runners ahead of it, it is ahead in at least 85% (93.8%: one 3-turn race of
-    seven robots and one default is the default's)."""
-    from bench import robots
-
-    drawn = robots.specs("racecraft", "robot", "nmr", 8, 16, seed=40)
-    matchup = robots.tally("racecraft", "robot", "nmr", 8, drawn, [robots.run_spec(spec) for spec in drawn])
-    assert matchup.ahead[0] >= 0.85, matchup.line()
-
-
-@pytest.mark.parametrize("size", [5, 8])
-def test_racecraft_robot_is_ahead_of_the_rule_of_thumb_head_to_head_in_seeded_fields(size: int) -> None:
-    """racecraft.md, "Energy Points": EP spent on a turn are gone for the race, and a runner
-    at 0 EP can neither OVERTAKE nor USE. The fixed rule of thumb (USE 3 at the start,
-    OVERTAKE when behind with 3 EP or more, else CRUISE) beat the robot head to head (46.8%).
-    In seeded fields of 5 and 8 runners (bench `robots` draws them; the full measurement is
-    in bench/README.md) the robot finishes ahead of a rule-of-thumb runner more often than
-    behind one."""
-    lead, _behind, line = _matchup("racecraft", "heuristic", size, 8)
-    assert lead > 0, line
-
-
-@pytest.mark.parametrize("size", [2, 3, 6])
-def test_speed_circuit_robot_is_seldom_behind_the_greedy_driver_in_seeded_fields(size: int) -> None:
-    """Speed Circuit, seed "Car Design" and "Movement": top speed is bought at the design and
-    wear pays for speed over a corner's limit. A greedy driver (TOP +2, the fastest speed that
-    costs only wear every turn) finished ahead of the robot in 27% of races. In seeded 1-lap
-    races of 2, 3 and 6 cars (bench `robots`) the robot is behind a greedy car in at most one
-    robot-greedy pair in ten, and ahead head to head."""
-    lead, behind, line = _matchup("speed_circuit", "greedy", size, 6)
-    assert behind <= 0.10 and lead > 0, line
+    assert matchup.met, matchup.line()
 
 
 @settings(max_examples=40, deadline=None)
@@ -509,23 +430,3 @@ def test_racecraft_robot_never_spends_all_its_ep_at_the_start(
     for name in names:
         (order,) = RACECRAFT.robot_orders(state, name, robot_rng(turn_seed(seed, 1), name), level)
         assert isinstance(order, Use) and order.ep <= 3, order  # the start takes USE n only
-
-
-@pytest.mark.parametrize("size", [7, 8])
-def test_racecraft_robot_is_clearly_ahead_of_its_easy_level_which_is_ahead_of_the_default(size: int) -> None:
-    """racecraft.md, "Energy Points": EP spent on a turn are gone for the race; "NMR": "The
-    player uses half their remaining EP, rounded down". The easy level, a newcomer's opponent,
-    looked ahead on a few races half the time and gave the rule of thumb otherwise: the robot
-    was level with it or barely ahead (in these seeded fields, seed 40 and 24 races as bench
-    `robots` draws them, a lead of +15.7% [-2.2, +33.6] at 7 runners and +4.2% [-11.2, +19.5]
-    at 8). It now gives the rule of thumb (USE 3, OVERTAKE when behind with 3 EP, else CRUISE)
-    and a quarter of the time any legal order: the robot is ahead of it with the whole 95%
-    interval above 0, and it is still ahead of the NMR default likewise."""
-    from bench import robots
-
-    drawn = robots.specs("racecraft", "robot", "easy", size, 24, seed=40)
-    matchup = robots.tally("racecraft", "robot", "easy", size, drawn, [robots.run_spec(spec) for spec in drawn])
-    assert matchup.lead[1] > 0, matchup.line()
-    drawn = robots.specs("racecraft", "easy", "nmr", size, 24, seed=40)
-    matchup = robots.tally("racecraft", "easy", "nmr", size, drawn, [robots.run_spec(spec) for spec in drawn])
-    assert matchup.lead[1] > 0, matchup.line()

@@ -7,6 +7,8 @@ error tag"."""
 
 from __future__ import annotations
 
+import re
+
 from sqlalchemy import select
 
 from bot.models import GmAttention, InboundMessage
@@ -71,8 +73,13 @@ def test_a_farewell_reaches_the_other_players_where_the_games_press_is_on(rc: Te
     long_farewell = "\n".join(f"Line {n}\x07 of my goodbye, with a bell " + "x" * 300 for n in range(20))
     player_says(rc, "roger", "RESIGN rc1\nDear all, I have to stop here.\n" + long_farewell)
     quoted = [line for line in body_of(last(rc, ADDRESS["kelly"])).splitlines() if line.lstrip().startswith(">")]
-    assert 1 < len(quoted) <= 13 and quoted[-1].strip().endswith("more lines not shown]"), quoted
-    assert all(len(line.strip()) <= 204 and "\x07" not in line for line in quoted), quoted
+    assert quoted[-1].strip().endswith("more lines not shown]"), quoted
+    assert all((len(line) <= 78 or len(line.split()) == 2) and "\x07" not in line for line in quoted), quoted
+    # The quote's lines are broken to 78 columns: what it quotes is at most 12 lines of the
+    # farewell, each cut to 200 characters.
+    said = " ".join(line.strip()[1:].strip() for line in quoted[:-1])
+    shown = re.split(r" (?=Line \d+ of my goodbye)", said)
+    assert 1 < len(shown) <= 12 and all(len(line) <= 200 for line in shown), shown
     with rc.db.transaction() as session:
         gm_helpers.game_row(rc)  # the game exists
         from bot.store import find_game_row

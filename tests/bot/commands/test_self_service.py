@@ -114,7 +114,7 @@ def test_a_stranger_asking_for_help_gets_the_commands_not_a_refusal(site: TestAp
 def test_list_shows_the_open_games_first_with_free_seats_and_the_others_with_deadlines(site: TestApp) -> None:
     """LIST: "the games, open ones first", with free seats (open) and deadlines (under way)."""
     stranger_says(site, KIM, "LIST")
-    body = body_of(last(site, KIM))
+    body = words_of(last(site, KIM))
     assert body.index("rc2:") < body.index("rc1:")
     assert "OPEN for sign-ups: 2 joined, 6 seats free (5 to 8 players)" in body
     assert "JOIN rc2 [your name]" in body

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import itertools
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -42,7 +43,7 @@ from bot.mail_in.auth import signed_address
 from bot.models import Game, Outbox, Turn
 from bot.testing import TestApp, plain_mail
 from rules import find_game
-from tests.bot.gm_helpers import BOT, GM, cycle, gm_says, new_app, player_says
+from tests.bot.gm_helpers import BOT, GM, Played, copy_of, cycle, gm_says, played_once, player_says
 from tests.helpers import fake_inbox, moving_clock
 from tests.settled import examples
 
@@ -322,11 +323,27 @@ def _check(app: TestApp, ledger: Ledger, step: Step, before: dict[int, Turn]) ->
                     ledger.checked += 1
 
 
-def _play(deck: Deck, history: list[Step]) -> Ledger:
+Started = Callable[[str], Played]
+"""A deck's game created and its first turn sheets sent (`_game`), once a module: each history
+is played on a `copy_of` it."""
+
+
+@pytest.fixture(scope="module")
+def started(tmp_path_factory: pytest.TempPathFactory) -> Started:
+    made: dict[str, Played] = {}
+
+    def start(name: str) -> Played:
+        if name not in made:
+            made[name] = played_once(tmp_path_factory.mktemp(f"started-{name}"), lambda app: _game(app, DECKS[name]))
+        return made[name]
+
+    return start
+
+
+def _play(start: Played, deck: Deck, history: list[Step]) -> Ledger:
     with tempfile.TemporaryDirectory() as tmp:
-        app = new_app(Path(tmp))
+        app = copy_of(start, Path(tmp))
         try:
-            _game(app, deck)
             ledger = Ledger()
             _check(app, ledger, ("start", 0, (0,)), {})
             if deck.kind == "speed_circuit":  # to the race: its design and qualifying turns by default
@@ -358,7 +375,7 @@ def _play(deck: Deck, history: list[Step]) -> Ledger:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(DECKS))
-def test_every_claim_of_every_letter_holds(name: str) -> None:
+def test_every_claim_of_every_letter_holds(name: str, started: Started) -> None:
     deck = DECKS[name]
     checked: list[int] = []
 
@@ -390,13 +407,13 @@ def test_every_claim_of_every_letter_holds(name: str) -> None:
         ]
     )
     def run(history: list[Step]) -> None:
-        checked.append(_play(deck, history).checked)
+        checked.append(_play(started(name), deck, history).checked)
 
     run()
     assert sum(checked) > 0, "no claim of orders was ever put to the test"
 
 
-def test_refusals_status_preview_the_gms_answers_and_the_digest_carry_their_claims() -> None:
+def test_refusals_status_preview_the_gms_answers_and_the_digest_carry_their_claims(started: Started) -> None:
     """The letters that say what counts or when the turn is due carry it as claims, as the turn
     sheets and confirmations do (on main a refusal's "your earlier orders stay in force", STATUS,
     ORDERS, a note's "what stands", PREVIEW, the GM's EXTEND / DEADLINE / PAUSE / RESUME answers and
@@ -417,9 +434,8 @@ def test_refusals_status_preview_the_gms_answers_and_the_digest_carry_their_clai
         ("tick", 0, (0,)),
     ]
     with tempfile.TemporaryDirectory() as tmp:
-        app = new_app(Path(tmp))
+        app = copy_of(started("racecraft"), Path(tmp))
         try:
-            _game(app, deck)
             ledger = Ledger()
             _check(app, ledger, ("start", 0, (0,)), {})
             for step in history:
@@ -441,16 +457,20 @@ def test_refusals_status_preview_the_gms_answers_and_the_digest_carry_their_clai
         "gm_deadline": 0,
         "gm_pause": 0,
         "gm_resume": 0,
-        "digest": 0,
+        "digest": seats,  # what counts for every seat (claims.of_outlook)
         "gm_preview": seats,
     }.items():
-        made = [c for (k, _), cs in claimed.items() if k == kind for c in cs]
+        made = [(to, c) for (k, to), cs in claimed.items() if k == kind for c in cs]
         assert made, f"no claim in a {kind} letter"
-        assert all(len(c["counts"]) == counts for c in made), (kind, made)
+        # A GM's STATUS is the digest's block of the game: what counts for every seat.
+        assert all(len(c["counts"]) == (seats if (kind, to) == ("status", GM) else counts) for to, c in made), (
+            kind,
+            made,
+        )
     assert ledger.checked >= seats  # PREVIEW's and the refusal's claims among those checked
 
 
-def test_late_and_stale_refusals_and_the_gms_plot_and_order_answers_carry_their_claims() -> None:
+def test_late_and_stale_refusals_and_the_gms_plot_and_order_answers_carry_their_claims(started: Started) -> None:
     """The refusal of orders past the deadline ("these orders were not used"), of a reply to a turn
     gone by or to results a ROLLBACK withdrew ("its orders were not used for any turn"), and the
     GM's answers to PLOT and ORDER claim what counts for the seat and the deadline, and the
@@ -467,9 +487,8 @@ def test_late_and_stale_refusals_and_the_gms_plot_and_order_answers_carry_their_
         ("process", 0, (0,)),
     ]
     with tempfile.TemporaryDirectory() as tmp:
-        app = new_app(Path(tmp))
+        app = copy_of(started("racecraft"), Path(tmp))
         try:
-            _game(app, deck)
             ledger = Ledger()
             _check(app, ledger, ("start", 0, (0,)), {})
             for step in history:

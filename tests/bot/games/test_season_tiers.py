@@ -8,12 +8,14 @@ next season and starts its first race with the drawn drivers."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
 
+from bot.clock import as_utc
 from bot.games import season_tiers, seasons
 from bot.games.turns import PlayerSpec, create_game
 from bot.gm import digest
@@ -21,13 +23,16 @@ from bot.models import Game, GmAudit, Player, Season, SeasonDraw, SeriesEntry, S
 from bot.testing import TestApp, body_of, reply_to, words_of
 from tests.bot.gm_helpers import (
     GM,
+    Played,
     bodies,
+    copy_of,
     cycle,
     game_row,
     gm_says,
     last,
     mails,
     new_app,
+    played_once,
     player_says,
     to_the_finish,
 )
@@ -37,12 +42,10 @@ TOP = tuple((s, f"{s}@example.org") for s in ("kelly", "seb", "steve", "roger", 
 LOW = tuple((s, f"{s}@example.org") for s in ("uma", "vic", "walt", "xia", "zed"))
 
 
-@pytest.fixture
-def tiers(tmp_path: Path) -> Iterator[TestApp]:
+def _play_tiers(app: TestApp) -> None:
     """Series cup: tier 1 (top1, game a1: five drivers), tier 2 (low1, game b1: five others), one
     race each, one up and one down; both races run to their end, and the seasons
     marked finished by the tick after."""
-    app = new_app(tmp_path)
     with app.db.transaction() as session:
         for game, people in (("a1", TOP), ("b1", LOW)):
             create_game(
@@ -72,6 +75,18 @@ def tiers(tmp_path: Path) -> Iterator[TestApp]:
     to_the_finish(app, "a1")
     to_the_finish(app, "b1")
     app.service.tick()
+
+
+@pytest.fixture(scope="module")
+def played_tiers(tmp_path_factory: pytest.TempPathFactory) -> Played:
+    """`_play_tiers`, played once for the module's tests to copy."""
+    return played_once(tmp_path_factory.mktemp("tiers"), _play_tiers)
+
+
+@pytest.fixture
+def tiers(played_tiers: Played, tmp_path: Path) -> Iterator[TestApp]:
+    """A copy of the two tiers played to their end (`_play_tiers`)."""
+    app = copy_of(played_tiers, tmp_path / "played")
     yield app
     app.close()
 
@@ -130,10 +145,12 @@ def test_the_draw_waits_in_the_digest_and_by_mail_and_nothing_is_made_until_conf
 def test_a_digest_with_only_a_draw_waiting_says_so_and_prints_no_empty_section(tiers: TestApp) -> None:
     """A digest names what waits for the GM in its subject: with no game running or just
     finished, "a draw to confirm", not "0 games"; a section with nothing in it is not printed."""
+    assert digest.send_due_digests(tiers.shell, force=True) == 1  # the races' finish: listed once
     moving_clock(tiers).advance(timedelta(days=3))
     assert digest.send_due_digests(tiers.shell, force=True) == 1
     tiers.service.send()
-    (sent,) = [m for m in mails(tiers, GM) if "GM digest" in str(m["Subject"])]
+    first, sent = [m for m in mails(tiers, GM) if "GM digest" in str(m["Subject"])]
+    assert str(first["Subject"]).startswith("[GM digest] 2 games, a draw to confirm, "), first["Subject"]
     subject = str(sent["Subject"])
     assert subject.startswith("[GM digest] a draw to confirm, "), subject
     assert "0 games" not in subject
@@ -368,7 +385,7 @@ def test_newcomers_who_joined_and_the_bench_opted_in_go_to_the_lowest_tier_and_r
         assert low is not None
         low.bench_newcomers, low.min_field = True, 8
     gm_says(tiers, "SEASON b1 NEXT", game="b1")
-    text = body_of(last(tiers, GM))
+    text = words_of(last(tiers, GM))
     assert "Nia (new to the series), Oli (new to the series), robot-1 (a robot)." in text
     gm_says(tiers, "SEASON b1 NEXT CONFIRM", game="b1")
     with tiers.db.read() as session:
@@ -415,7 +432,7 @@ def test_a_join_after_the_draw_is_shown_makes_it_stale(tiers: TestApp) -> None:
         found = season_tiers.draw_of(session, "cup")
         assert found is not None and found[0].stale
     gm_says(tiers, "SEASON b1 NEXT REDRAW", game="b1")
-    assert "Kim (new to the series)." in body_of(last(tiers, GM))
+    assert "Kim (new to the series)." in words_of(last(tiers, GM))
 
 
 def test_season_new_takes_a_least_field_and_the_bench_by_mail_and_cli(tmp_path: Path) -> None:
@@ -431,7 +448,7 @@ def test_season_new_takes_a_least_field_and_the_bench_by_mail_and_cli(tmp_path: 
         gm_says(app, "SEASON rc1 NEW low SERIES league TIER 2 BENCH yes")
         assert "BENCH takes ON or OFF" in body_of(last(app, GM))
         gm_says(app, "SEASON rc1 NEW low SERIES league TIER 2 FIELD 6 BENCH ON")
-        assert "robots fill its next race to 6 drivers; the substitutes bench drawn in" in body_of(last(app, GM))
+        assert "robots fill its next race to 6 drivers; the substitutes bench drawn in" in words_of(last(app, GM))
         with app.db.read() as session:
             season = seasons.find_season(session, "low")
             assert season is not None and (season.min_field, season.bench_newcomers) == (6, True)
@@ -582,3 +599,95 @@ def test_a_strangers_join_of_a_series_between_seasons_is_double_opt_in_under_the
     joined = ["Kim", "Ann-Marie O'Neil", "Kim de Vries", "Xu", "lee"]
     drawn = [d.name for d in found[0].tiers[1].drivers if d.name in joined]
     assert drawn and drawn == joined[: len(drawn)], drawn
+
+
+def _mornings(app: TestApp, days: int) -> None:
+    """`days` days of the service as it runs: its jobs and the digest's job (`send_due_digests`,
+    not forced: each GM's digest at 08:00 their time), every twelve hours."""
+    for _ in range(days * 2):
+        moving_clock(app).advance(timedelta(hours=12))
+        cycle(app)
+        digest.send_due_digests(app.shell)
+        app.service.send()
+
+
+def _listed_finished(app: TestApp, address: str, race: str) -> list[tuple[datetime, str]]:
+    """The digests sent to `address` that list `race` as finished: when each was sent, and the
+    block's words."""
+    head = f"== {race} (Racecraft): finished =="
+    found = []
+    for mail in mails(app, address):
+        text = words_of(mail)
+        if "GM digest" in str(mail["Subject"]) and head in text:
+            block = text.split(head, 1)[1]
+            for end in ("==", "Since the last digest", "In the last day"):
+                block = block.split(end, 1)[0]
+            found.append((parsedate_to_datetime(str(mail["Date"])), block))
+    return found
+
+
+def _finished_at(app: TestApp, race: str) -> datetime:
+    finished = game_row(app, race).finished_at
+    assert finished is not None
+    return as_utc(finished)
+
+
+def test_each_gm_sees_a_finished_race_of_theirs_once_and_a_corrected_one_once_more(tmp_path: Path) -> None:
+    """mail-interface.md, "The digest": a GM's digest lists the games they run. A race that
+    finished is listed, for its own GM, in the first digest after it finished -- also when it
+    was the GM's last game running -- and in no later one; resolved again after a ROLLBACK, it
+    is listed once more, marked corrected. Played by mail (playtest3): tier 1 (GM) ended days
+    before tier 2 (GM2), and only tier 2's race was listed as finished."""
+    app = new_app(tmp_path)
+    try:
+        with app.db.transaction() as session:
+            for game, people, gm, hours in (("a1", TOP, GM, "24h"), ("b1", LOW, GM2, "96h")):
+                create_game(
+                    app.shell, session, kind="racecraft", name=game, gm_address=gm, seed=3, deadline=hours,
+                    options={"turns": "3"}, players=[PlayerSpec(s, a, s.title(), "UTC") for s, a in people],
+                )  # fmt: skip
+            for name, tier, game, gm in (("top1", 1, "a1", GM), ("low1", 2, "b1", GM2)):
+                seasons.create_season(
+                    app.shell,
+                    session,
+                    seasons.SeasonSettings(
+                        name=name,
+                        kind="racecraft",
+                        gm_address=gm,
+                        races=1,
+                        games=(game,),
+                        series="cup",
+                        tier=tier,
+                        promote=1,
+                        relegate=1,
+                    ),  # fmt: skip
+                )
+        app.service.send()
+        _mornings(app, 4)
+        assert str(game_row(app, "a1").status) == "finished" and str(game_row(app, "b1").status) == "active"
+        _mornings(app, 10)
+        assert str(game_row(app, "b1").status) == "finished"
+        for gm, race, other in ((GM, "a1", "b1"), (GM2, "b1", "a1")):
+            (listed,) = _listed_finished(app, gm, race)  # once, for its own GM
+            assert listed[0] - _finished_at(app, race) <= timedelta(days=1), f"{race}: the next morning's digest"
+            assert "corrected" not in listed[1]
+            assert not _listed_finished(app, gm, other), "a GM sees the games they run"
+
+        gm_says(app, "ROLLBACK b1", game="b1", sender=GM2)
+        gm_says(app, "SEASON b1 NEXT", game="b1", sender=GM2)
+        gm_says(app, "SEASON a1 NEXT", game="a1")
+        _mornings(app, 1)
+        gm_says(app, "PROCESS b1", game="b1", sender=GM2)
+        assert str(game_row(app, "b1").status) == "finished"
+        gm_says(app, "SEASON b1 NEXT REDRAW", game="b1", sender=GM2)
+        gm_says(app, "SEASON b1 NEXT CONFIRM", game="b1", sender=GM2)
+        gm_says(app, "SEASON a1 NEXT CONFIRM", game="a1")
+        assert "season 2 is made" in body_of(last(app, GM))
+        _mornings(app, 3)
+        first, again = _listed_finished(app, GM2, "b1")  # once more, and no more
+        assert again[0] - _finished_at(app, "b1") <= timedelta(days=1)
+        assert "Finished again after a ROLLBACK" in again[1] and "corrected" not in first[1]
+        assert len(_listed_finished(app, GM, "a1")) == 1, "tier 1's GM: still once"
+        assert not _listed_finished(app, GM, "b1")
+    finally:
+        app.close()

@@ -153,8 +153,9 @@ def test_the_digest_lists_streaks_refusals_strangers_bounces_failed_sends_and_qu
 def test_the_digest_ends_with_every_gm_command_and_an_example(world: TestApp) -> None:
     send(world, force=True)
     body = digests(world)[-1]
+    said = " ".join(body.split())  # the digest's lines are broken to 78 columns
     for spec in GM_COMMANDS:
-        assert spec.syntax in body and f"e.g. {spec.example}" in body
+        assert spec.syntax in said and f"e.g. {spec.example}" in said
     assert "rc1.gm." in body  # the GM reply address of each game
 
 

@@ -308,7 +308,7 @@ def test_set_warns_when_orders_on_file_became_illegal(rc: TestApp) -> None:
     """Lowering a figure below what a player ordered is allowed, with a warning to the GM."""
     player_says(rc, "seb", "USE 8")
     gm_says(rc, "SET rc1 seb ep 5")
-    assert "no longer legal" in body_of(last(rc, GM))
+    assert "no longer legal" in words_of(last(rc, GM))
 
 
 # -- seats -------------------------------------------------------------------------------------
@@ -578,7 +578,7 @@ def test_a_seat_dropped_after_the_resolution_is_named_by_rollback_and_can_be_dro
     gm_says(rc, "PROCESS rc1")
     gm_says(rc, "DROP rc1 steve")
     gm_says(rc, "ROLLBACK rc1")
-    assert "Closed seats still in the race at this turn: steve" in body_of(last(rc, GM))
+    assert "Closed seats still in the race at this turn: steve" in words_of(last(rc, GM))
     assert "steve" in RACECRAFT.players(RACECRAFT.load_state(turns(rc)[0].state))
     gm_says(rc, "DROP rc1 steve")
     assert "steve" not in RACECRAFT.players(RACECRAFT.load_state(turns(rc)[0].state))

@@ -19,8 +19,10 @@ from __future__ import annotations
 import email
 import email.policy
 import shutil
+import sqlite3
 import subprocess
 import sys
+import tempfile
 from email.message import EmailMessage
 from pathlib import Path
 
@@ -29,7 +31,15 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import FromClause, MetaData, create_engine, func, insert, select, text
 
 from bot.cli import main
-from bot.db import Database, alembic_config, current_revision, head_revision, make_engine, migrate
+from bot.db import (
+    Database,
+    alembic_config,
+    current_revision,
+    head_revision,
+    make_engine,
+    migrate,
+    prepare_sqlite_file,
+)
 from bot.mail_in.inbox import deliver_to_maildir
 from bot.settings import load_settings
 from bot.testing import reply_to
@@ -110,11 +120,34 @@ def games_in_progress(tmp_path: Path, played: Path) -> Path:
 MOVED = {("outbox", "data"): "outbox_body"}
 
 
+_empty_at: dict[str, Path] = {}  # revision -> an empty SQLite file at it, made in this process
+
+
+def empty_schema_at(url: str, revision: str) -> None:
+    """The database of `url` at `revision` (an earlier one), empty, as `alembic upgrade
+    <revision>` makes it: for SQLite a copy of a file made once in this process, every earlier
+    revision's file made on one walk up the chain (one migration each, not every migration up
+    to it for each revision)."""
+    if not url.startswith("sqlite:///"):
+        migrate(url, revision)
+        return
+    if not _empty_at:
+        walk = Path(tempfile.mkdtemp(prefix="fm-revisions-"))
+        for step in EARLIER:
+            migrate(f"sqlite:///{walk / 'walk.sqlite'}", step)
+            with sqlite3.connect(walk / "walk.sqlite") as conn:  # every page in the file itself
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            conn.close()
+            _empty_at[step] = shutil.copyfile(walk / "walk.sqlite", walk / f"{step}.sqlite")
+    prepare_sqlite_file(url)
+    shutil.copyfile(_empty_at[revision], url.removeprefix("sqlite:///"))
+
+
 def copy_into_schema(source_url: str, target_url: str, revision: str) -> None:
     """A database at `revision` (as that release's `alembic upgrade` made it), holding the rows
     of `source_url` in that schema: the columns it has (a column moved since read from where it
     is now, `MOVED`), nothing else."""
-    migrate(target_url, revision)
+    empty_schema_at(target_url, revision)
     source, target = make_engine(source_url), make_engine(target_url)
     try:
         old, new = MetaData(), MetaData()
@@ -212,7 +245,12 @@ def old_database(
     return config, url
 
 
-def plays_on_after_migrate(config: Path, url: str, revision: str, capsys: pytest.CaptureFixture[str]) -> None:
+def migrated_up_with_the_games_as_they_were(
+    config: Path, url: str, revision: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`flagman migrate` brings the database at `revision` to the head; `doctor` passes, the
+    games are where they were (rc1's orders of turn 2 on file, turn 2 of both open) and every
+    turn played replays to the same outcome."""
     engine = make_engine(url)
     assert current_revision(engine) == revision
     engine.dispose()
@@ -222,10 +260,23 @@ def plays_on_after_migrate(config: Path, url: str, revision: str, capsys: pytest
     assert f"database migrated up from revision {revision} to {head_revision()}" in said, said
     assert flagman(config, "doctor") == 0, capsys.readouterr().out
     capsys.readouterr()
-    # Orders sent before the upgrade are still on file; the others reply to sheets mailed before it.
+    # Orders sent before the upgrade are still on file.
     assert flagman(config, "game", "show", "rc1") == 0
     shown = capsys.readouterr().out
     assert [line.split()[0] for line in shown.splitlines() if "orders in" in line] == ["kelly", "seb"], shown
+    assert turn_rows(url, "rc1") == [(1, True), (2, False)]
+    assert turn_rows(url, "sc1") == [(1, True), (2, False)]
+    for game in ("rc1", "sc1"):
+        assert flagman(config, "replay", game) == 0
+        assert "all identical" in capsys.readouterr().out
+
+
+def plays_on_after_migrate(config: Path, url: str, revision: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """`migrated_up_with_the_games_as_they_were`, and the games go on: the seats that had not
+    ordered reply to sheets mailed before the upgrade, both games' turn 2 is resolved with the
+    orders from before and after it, the results are mailed, and every turn replays the same."""
+    migrated_up_with_the_games_as_they_were(config, url, revision, capsys)
+    # The others reply to sheets mailed before the upgrade.
     for seat in ("steve", "roger"):
         reply(config, seat, "CRUISE")
     assert flagman(config, "poll") == 0
@@ -252,14 +303,30 @@ def plays_on_after_migrate(config: Path, url: str, revision: str, capsys: pytest
         assert "all identical" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("revision", EARLIER)
+# Played on after the upgrade: from the first schema (every migration on the way up) and from
+# the previous release's; from every other earlier schema the games are checked as they were
+# (on file, replaying the same), which is what a migration could break in them.
+PLAYED_ON = (EARLIER[0], PREVIOUS)
+
+
+@pytest.mark.parametrize("revision", PLAYED_ON)
 def test_migrate_from_an_earlier_schema_with_games_in_progress_and_they_play_on(
     tmp_path: Path, played_site: Path, revision: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """SQLite at every earlier revision, games in the middle: `flagman migrate` brings it to
-    the head, and the games go on where they were."""
+    """SQLite at the first revision and the previous release's, games in the middle: `flagman
+    migrate` brings it to the head, and the games go on where they were."""
     config, url = old_database(tmp_path, played_site, "sqlite", revision)
     plays_on_after_migrate(config, url, revision, capsys)
+
+
+@pytest.mark.parametrize("revision", [r for r in EARLIER if r not in PLAYED_ON])
+def test_migrate_from_any_other_earlier_schema_keeps_the_games_in_progress_as_they_were(
+    tmp_path: Path, played_site: Path, revision: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SQLite at every other earlier revision, games in the middle: `flagman migrate` brings it
+    to the head with the games on file where they were, every turn replaying the same."""
+    config, url = old_database(tmp_path, played_site, "sqlite", revision)
+    migrated_up_with_the_games_as_they_were(config, url, revision, capsys)
 
 
 @pytest.mark.e2e
