@@ -99,6 +99,7 @@ def _timed(work: Callable[[], dict[str, Any]], profile: str | None) -> dict[str,
     beside0 = _beside()
     main0, switches0 = task(os.getpid()), _switches()
     cpu0, t0 = _cpu(), time.perf_counter()
+    started_at = time.clock_gettime(time.CLOCK_MONOTONIC)  # the machine's clock, which the bench reads too
     if profiler is not None:
         profiler.enable()
     result = work()
@@ -111,6 +112,7 @@ def _timed(work: Callable[[], dict[str, Any]], profile: str | None) -> dict[str,
         profiler.dump_stats(profile)
     return {
         "seconds": elapsed,
+        "started_at": started_at,
         "cpu_seconds": cpu,
         "peak_rss_mb": peak_rss_mb(),
         "usage": {
@@ -266,6 +268,7 @@ def deadline_bot(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
         return {
             "resolved": len(resolved),
             "sent": sum(r.sent for r in reports),
+            "sends": len(reports),  # Service.send calls (each drains what is committed by then)
             "failed": sum(r.failed for r in reports),
             "retrying": sum(r.retrying for r in reports),
             "turn_workers": len(worker_pids),

@@ -145,7 +145,7 @@ class Database:
     @property
     def in_memory(self) -> bool:
         """An in-memory SQLite database: one per connection, so neither another thread's
-        connection (the send's recorder) nor another process (a turn worker) can see it."""
+        connection nor another process (a turn worker) can see it."""
         url = self.engine.url
         return url.get_backend_name() == "sqlite" and (
             url.database in (None, "", ":memory:") or url.query.get("mode") == "memory"

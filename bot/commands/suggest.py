@@ -7,7 +7,8 @@ GM (`GM_COMMANDS`), and the order words of the game (the words in capitals of it
 grammar, `Game.order_help`: USE, SPEED, PATH, ROUND ...). Only the first word of a line is
 compared, and only a near miss counts (`difflib`'s ratio at least 0.75, or 0.6 for a word of
 three or four letters: about one letter wrong, left out, doubled or swapped, "USR" for USE,
-"STAUTS" for STATUS), so a line that is simply not an order gets no guess.
+"STAUTS" for STATUS), so a line that is simply not an order gets no guess; nor does a first word with an apostrophe
+("I'll put 40 in" is prose, not a near miss of SKILL).
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from bot.commands.grammar import GM_COMMANDS, PLAYER_COMMANDS
 
 _CUTOFF, _SHORT_CUTOFF = 0.75, 0.6
 _ORDER_WORD = re.compile(r"\b[A-Z][A-Z0-9]{1,}\b")
+# A word with an apostrophe ("I'LL", "DON'T", "IT'S") is English written as prose, never a
+# near miss of an order word or a command: no guess for it.
+_CONTRACTED = re.compile(r"\w['’]\w")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +47,7 @@ class Vocabulary:
         return self.seen[first]
 
     def _closest(self, first: str) -> str | None:
-        if len(first) < 3 or first in self.words:
+        if len(first) < 3 or first in self.words or _CONTRACTED.search(first):
             return None
         cutoff = _SHORT_CUTOFF if len(first) <= 4 else _CUTOFF
         close = difflib.get_close_matches(first, self.words, n=1, cutoff=cutoff)

@@ -1,20 +1,16 @@
 """The outbox drained: pending rows handed to the Mailer in batches over one connection, each
-mail's outcome committed as soon as the relay has answered for it. A crash can resend at most
+mail's outcome committed before the relay may accept the next mail. A crash can resend at most
 the one mail that was in flight, with the same Message-ID.
 """
 
 from __future__ import annotations
 
 import logging
-import threading
-from collections import deque
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-from sqlalchemy import Connection, bindparam, select, update
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy import Column, Dialect, PoolProxiedConnection, bindparam, select, update
 
 from bot.clock import Clock, as_utc
 from bot.db import Database
@@ -48,83 +44,47 @@ class OutcomeNotRecorded(RuntimeError):  # noqa: N818 - named for what happened,
     """A sent mail's outcome could not be committed; the send stops there (drain)."""
 
 
-class _Recorder:
-    """Commits the outcomes of sent mail in a thread of its own, in order, one commit each.
-
-    `put` hands over an outcome and returns at once; `settle` waits until every outcome
-    handed over is committed (or raises `OutcomeNotRecorded` if one could not be).
-    """
-
-    def __init__(self, write: Callable[[tuple[_Sending, SendResult]], None]) -> None:
-        self._write = write
-        self._items: deque[tuple[_Sending, SendResult]] = deque()
-        self._pending = 0  # handed over and not yet committed
-        self._error: BaseException | None = None
-        self._closing = False
-        self._cond = threading.Condition()
-        self._thread = threading.Thread(target=self._run, name="flagman-outbox-recorder", daemon=True)
-        self._thread.start()
-
-    def _raise(self) -> None:
-        if self._error is not None:
-            raise OutcomeNotRecorded(f"the outcome of a sent mail was not recorded: {self._error!r}") from self._error
-
-    def put(self, item: tuple[_Sending, SendResult]) -> None:
-        with self._cond:
-            self._raise()
-            self._items.append(item)
-            self._pending += 1
-            self._cond.notify_all()
-
-    def settle(self) -> None:
-        with self._cond:
-            while self._pending and self._error is None:
-                self._cond.wait()
-            self._raise()
-
-    def close(self) -> None:
-        with self._cond:
-            self._closing = True
-            self._cond.notify_all()
-        self._thread.join()
-
-    def _run(self) -> None:
-        while True:
-            with self._cond:
-                while not self._items and not self._closing:
-                    self._cond.wait()
-                if not self._items:
-                    return
-                item = self._items.popleft()
-            try:
-                self._write(item)
-            except BaseException as exc:  # noqa: BLE001 - handed to the sending thread by `settle` and `put`
-                with self._cond:
-                    self._error = exc
-                    self._items.clear()
-                    self._cond.notify_all()
-                return
-            with self._cond:
-                self._pending -= 1
-                self._cond.notify_all()
+# The columns an outcome sets, by what became of the mail (`_Outcomes.write`).
+_SET_WHEN: dict[str, tuple[str, ...]] = {
+    "sent": ("status", "attempts", "sent_at", "last_error"),
+    "retrying": ("attempts", "last_error", "next_attempt_at"),
+    "failed": ("status", "attempts", "last_error"),
+}
 
 
-def _unshared(conn: Connection, postgres: bool) -> None:
-    """Close a connection of the drain's: back to the pool with the server's own
-    synchronous_commit again (the isolation level is reset by the pool itself)."""
-    try:
-        if postgres and not conn.closed and not conn.invalidated:
-            with conn.begin():
-                conn.exec_driver_sql("RESET synchronous_commit")
-    except DBAPIError:
-        conn.invalidate()  # a broken connection: not returned to the pool as it is
-    finally:
-        conn.close()
+class _Statement:
+    """One UPDATE of an outbox row by its id, compiled once for the database's dialect, run on
+    the driver's own cursor: each value passed through its column's type as SQLAlchemy would
+    (a time as SQLite stores it), without SQLAlchemy's work per execution."""
+
+    def __init__(self, dialect: Dialect, columns: tuple[str, ...]) -> None:
+        statement = update(Outbox).where(Outbox.id == bindparam("outbox_id"))
+        compiled = statement.compile(dialect=dialect, column_keys=list(columns))
+        self.sql = compiled.string
+        self.order: tuple[str, ...] | None = tuple(compiled.positiontup or ()) if compiled.positional else None
+        self.names = (*columns, "outbox_id")
+        self.processors = {
+            name: processor
+            for name in self.names
+            if (processor := _column(name).type.dialect_impl(dialect).bind_processor(dialect)) is not None
+        }
+
+    def parameters(self, values: dict[str, object]) -> tuple[object, ...] | dict[str, object]:
+        processed = {
+            name: self.processors[name](values[name]) if name in self.processors else values[name]
+            for name in self.names
+        }
+        return tuple(processed[name] for name in self.order) if self.order is not None else processed
+
+
+def _column(name: str) -> Column[Any]:
+    return Outbox.__mapper__.columns["id" if name == "outbox_id" else name]
 
 
 class _Outcomes:
-    """Each sent mail's outcome, committed on a connection of the writing thread's own (kept for
-    the drain), and counted."""
+    """Each sent mail's outcome committed in the sending thread, one statement and one commit a
+    mail, on a driver connection the drain keeps (SQLite: autocommit, the statement its own
+    transaction; PostgreSQL: autocommit without waiting for the server's fsync), and counted."""
 
     def __init__(self, db: Database, clock: Clock, settings: Settings, faults: Faults) -> None:
         self.db = db
@@ -132,42 +92,47 @@ class _Outcomes:
         self.settings = settings
         self.faults = faults
         self.counts = {"sent": 0, "retrying": 0, "failed": 0}
-        self.postgres = db.engine.dialect.name == "postgresql"
-        # One statement for every outcome (the SET columns come with each call's values), so it
-        # is compiled and its cache key computed once per drain, not once per mail.
-        self.statement = update(Outbox).where(Outbox.id == bindparam("outbox_id"))
-        self.connections: dict[int, Connection] = {}  # one per writing thread
+        dialect = db.engine.dialect
+        self.postgres = dialect.name == "postgresql"
+        self.statements = {outcome: _Statement(dialect, columns) for outcome, columns in _SET_WHEN.items()}
+        self._raw: PoolProxiedConnection | None = None
 
-    def connection(self) -> Connection:
-        conn = self.connections.get(threading.get_ident())
-        if conn is None:
-            conn = self.db.engine.connect()
-            if self.postgres:
-                # Each outcome a transaction of its own in one round trip (autocommit), not
-                # BEGIN, SET, UPDATE and COMMIT; and none waits for the server's fsync: a crash of
-                # the bot cannot lose such a commit (the server has it); only a crash of the
-                # database server could, and then the mail is resent with its Message-ID.
-                # Worth it: no fsync wait per mail sent. Undone before the connection goes back
-                # to the pool (`_unshared`).
-                conn = conn.execution_options(isolation_level="AUTOCOMMIT")
-                conn.exec_driver_sql("SET synchronous_commit = off")
-                conn.commit()
-            self.connections[threading.get_ident()] = conn
-        return conn
+    def _connection(self) -> PoolProxiedConnection:
+        raw = self._raw
+        if raw is None:
+            raw = self.db.engine.raw_connection()
+            try:
+                if self.postgres:
+                    # Each outcome a transaction of its own in one round trip (autocommit), and
+                    # none waits for the server's fsync: a crash of the bot cannot lose such a
+                    # commit (the server has it); only a crash of the database server could,
+                    # and then the mail is resent with its Message-ID. Undone before the
+                    # connection goes back to the pool (`close`).
+                    driver = raw.driver_connection
+                    assert driver is not None
+                    raw.rollback()
+                    driver.autocommit = True
+                    cursor = raw.cursor()
+                    cursor.execute("SET synchronous_commit = off")
+                    cursor.close()
+            except BaseException:
+                raw.invalidate()
+                raise
+            self._raw = raw
+        return raw
 
-    def write(self, item: tuple[_Sending, SendResult]) -> None:
-        """Commit one mail's outcome (in the recorder thread when there is one)."""
-        row, result = item
+    def write(self, row: _Sending, result: SendResult) -> None:
+        """Commit one mail's outcome."""
         attempts = row.attempts + 1
-        values: dict[str, object] = {"attempts": attempts}
+        values: dict[str, object] = {"outbox_id": row.id, "attempts": attempts}
         if result.status is SendStatus.SENT:
-            values.update(status=OutboxStatus.SENT, sent_at=self.clock.now(), last_error="")
-            self.counts["sent"] += 1
+            outcome = "sent"
+            values.update(status=OutboxStatus.SENT.value, sent_at=self.clock.now(), last_error="")
             log.info("sent %s to %s (%s)", row.message_id, row.recipient, row.kind)
         elif result.status is SendStatus.TEMPORARY and attempts < self.settings.outbox.max_attempts:
+            outcome = "retrying"
             retry_at = as_utc(self.clock.now()) + backoff(attempts)
             values.update(last_error=result.detail, next_attempt_at=retry_at)
-            self.counts["retrying"] += 1
             log.warning(
                 "send of %s to %s failed for now (%s); retry %d at %s",
                 row.message_id,
@@ -177,17 +142,47 @@ class _Outcomes:
                 retry_at,
             )
         else:
-            values.update(status=OutboxStatus.FAILED, last_error=result.detail)
-            self.counts["failed"] += 1
+            outcome = "failed"
+            values.update(status=OutboxStatus.FAILED.value, last_error=result.detail)
             log.error("send of %s to %s failed for good: %s", row.message_id, row.recipient, result.detail)
-        conn = self.connection()
-        with self.db.writing(), conn.begin():
-            conn.execute(self.statement, {"outbox_id": row.id, **values})
+        statement = self.statements[outcome]
+        try:
+            raw = self._connection()
+            with self.db.writing():
+                cursor = raw.cursor()
+                try:
+                    cursor.execute(statement.sql, statement.parameters(values))
+                finally:
+                    cursor.close()
+        except Exception as exc:
+            self._drop()
+            raise OutcomeNotRecorded(f"the outcome of a sent mail was not recorded: {exc!r}") from exc
+        self.counts[outcome] += 1
         self.faults.reached(CrashPoint.AFTER_RECORD)
 
+    def _drop(self) -> None:
+        if self._raw is not None:
+            self._raw.invalidate()  # in an unknown state: never back to the pool as it is
+            self._raw = None
+
     def close(self) -> None:
-        for conn in self.connections.values():
-            _unshared(conn, self.postgres)
+        """The connection back to the pool as the pool gave it (PostgreSQL: the server's own
+        synchronous_commit again, autocommit off)."""
+        raw, self._raw = self._raw, None
+        if raw is None:
+            return
+        try:
+            if self.postgres:
+                cursor = raw.cursor()
+                cursor.execute("RESET synchronous_commit")
+                cursor.close()
+                driver = raw.driver_connection
+                assert driver is not None
+                driver.autocommit = False
+        except Exception:  # noqa: BLE001 - a broken connection: not returned to the pool as it is
+            raw.invalidate()
+        finally:
+            raw.close()
 
     def report(self) -> DrainReport:
         return DrainReport(self.counts["sent"], self.counts["retrying"], self.counts["failed"])
@@ -229,29 +224,35 @@ def drain(
 
     Each result is committed before the relay may accept the next mail, so a crash can resend
     at most the one mail in flight (with its Message-ID). With a mailer that `settles`
-    (`SmtpMailer`), the commit of mail N's outcome runs in a recorder thread while mail N+1's
-    envelope and content go out, and the mailer waits for it (`settle`) just before the final
-    "." of mail N+1, the moment the relay could accept it: the guarantee is the same as with a
-    commit before the next send, without a database round trip between every two mails.
-    Otherwise each outcome is committed in the sending thread as the relay answers.
+    (`SmtpMailer`), mail N's outcome is committed when mail N+1's content has gone to the relay,
+    just before its final "." (the moment the relay could accept it): the commit runs while the
+    relay reads that content, with the guarantee of a commit before the next send and without a
+    database round trip between every two mails. Otherwise each outcome is committed as the
+    relay answers. Either way in the sending thread, one statement a mail.
     """
     outcomes = _Outcomes(db, clock, settings, faults)
     done_ids: set[int] = set()
     by_message_id: dict[str, _Sending] = {}
-    recorder = _Recorder(outcomes.write) if mailer.settles and not db.in_memory else None
+    unrecorded: list[tuple[_Sending, SendResult]] = []  # answered, not yet committed (a mailer that settles)
+
+    def settle() -> None:
+        """Commit every outcome the relay has given and that is not committed yet, in order."""
+        while unrecorded:
+            outcomes.write(*unrecorded[0])
+            del unrecorded[0]
 
     def record(result: SendResult) -> None:
-        """The relay has answered for one mail (in the sending thread)."""
+        """The relay has answered for one mail."""
         faults.reached(CrashPoint.AFTER_SEND)
         row = by_message_id[result.message_id]
         done_ids.add(row.id)
-        if recorder is not None:
-            recorder.put((row, result))
+        if mailer.settles:
+            unrecorded.append((row, result))
         else:
-            outcomes.write((row, result))
+            outcomes.write(row, result)
 
     try:
-        while limit is None or sum(outcomes.counts.values()) < limit:
+        while limit is None or sum(outcomes.counts.values()) + len(unrecorded) < limit:
             rows = [r for r in _due(db, clock.now(), settings.outbox.batch_size) if r.id not in done_ids]
             if not rows:
                 break
@@ -259,11 +260,10 @@ def drain(
             by_message_id.update((r.message_id, r) for r in rows)
             mails = [OutgoingMail(r.message_id, r.envelope_from, (r.recipient,), r.data) for r in rows]
             faults.reached(CrashPoint.BEFORE_SEND)
-            mailer.send(mails, on_result=record, settle=recorder.settle if recorder is not None else None)
-            if recorder is not None:
-                recorder.settle()  # every outcome of the batch committed before the next is read
+            try:
+                mailer.send(mails, on_result=record, settle=settle if mailer.settles else None)
+            finally:
+                settle()  # every outcome of the batch committed before the next is read
     finally:
-        if recorder is not None:
-            recorder.close()
         outcomes.close()
     return outcomes.report()

@@ -52,8 +52,9 @@ class Mailer(Protocol):
     @property
     def settles(self) -> bool:
         """Whether `send` calls `settle` just before a mail could be accepted (an SMTP relay:
-        before the final "." of DATA): the drain then records each outcome in a thread of its own
-        while the next mail goes out, and `settle` waits for it (bot.mail_out.drain.drain)."""
+        before the final "." of DATA): the drain then commits the outcomes given so far there,
+        while the relay reads the mail's content, rather than each as it comes
+        (bot.mail_out.drain.drain)."""
         ...
 
     def send(

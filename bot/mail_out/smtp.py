@@ -16,10 +16,10 @@ one mail per recipient, so this does not arise in practice.)
 
 `settle` (optional): called for each mail after its content has gone to the relay and before
 the final ``.`` that lets the relay accept it (RFC 5321 4.1.1.4: until then the relay holds
-nothing to deliver; a connection lost mid-DATA delivers nothing). The outbox's drain waits
-there until the outcome of the mail before is committed, so that commit overlaps this mail's
-MAIL, RCPT and DATA round trips instead of coming before them, and a crash still leaves at
-most one mail accepted and not recorded.
+nothing to deliver; a connection lost mid-DATA delivers nothing). The outbox's drain commits
+there the outcome of the mail before, while the relay reads this mail's content, so a crash
+still leaves at most one mail accepted and not recorded, without a commit between every two
+mails' exchanges.
 """
 
 from __future__ import annotations

@@ -35,6 +35,14 @@ def test_a_near_miss_of_an_order_word_or_a_command_gets_the_word_and_its_syntax(
     assert gm.suggest("PROCES sc1") == "did you mean PROCESS? (PROCESS <game>, e.g. PROCESS sc1)"
 
 
+def test_no_guess_for_prose_whose_first_word_has_an_apostrophe() -> None:
+    """ "I'll put 40 in and stay on A" is prose: its "I'LL" is no near miss of SKILL."""
+    circuit = vocabulary(order_help=_help("speed_circuit"))
+    for line in ("I'll put 40 in and stay on A, cheers", "I’ll take it easy", "Don't wait for me", "It's 40"):
+        assert circuit.suggest(line) is None, line
+    assert (circuit.suggest("SKIL 2") or "").startswith("did you mean SKILL?")
+
+
 def test_no_guess_for_a_line_that_is_simply_not_an_order() -> None:
     racecraft = vocabulary(order_help=_help("racecraft"))
     for line in ("FLY AWAY", "I will be away next week", "US", "", "Cheers OVERTAKE"):
