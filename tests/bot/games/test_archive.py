@@ -124,7 +124,9 @@ def test_the_bot_keeps_the_archive_after_every_turn(app: TestApp, tmp_path: Path
         mail = next(
             m
             for s, m in results.items()
-            if f"Results of {turn.label}" in s or ("Final result" in s and turn is turns[-1])
+            # a subject over 78 characters drops the label's brackets ("(leader on lap 1 of 2)")
+            if re.search(rf"Results of {re.escape(turn.label.split(' (')[0])}\b", s)
+            or ("Final result" in s and turn is turns[-1])
         )
         assert mail_picture(mail) == png, f"turn {turn.number}: the archive's picture is not the mail's"
         assert turn.label in " ".join(parse(page).text)
