@@ -352,17 +352,6 @@ def _goes_on(line: str) -> bool:
     return line[-1].isalnum() or line[-1] in ",;)'\""
 
 
-def _fill(text: str, lead: str = "") -> list[str]:
-    return textwrap.wrap(
-        text,
-        LINE_WIDTH,
-        initial_indent=lead,
-        subsequent_indent=" " * len(lead),
-        break_long_words=False,
-        break_on_hyphens=False,
-    )
-
-
 def _filled(lines: list[str]) -> list[str]:
     """`lines` with every sentence run of running text that has a line wider than `LINE_WIDTH`
     filled to it, its words whole (a link in it ends on a line of its own if it must): a run is
@@ -377,7 +366,7 @@ def _filled(lines: list[str]) -> list[str]:
 
     def end_run() -> None:
         if any(len(line) > LINE_WIDTH for line in run):
-            out.extend(_fill(" ".join(run)))
+            out.extend(_wrapped(" ".join(run), "", ""))
         else:
             out.extend(run)
         run.clear()
@@ -397,7 +386,8 @@ def _filled(lines: list[str]) -> list[str]:
         end_run()
         if item and len(line) > LINE_WIDTH and is_running_text(line):
             end_rows()
-            out.extend(_fill(line[len(item.group(1)) :], item.group(1)))
+            lead = item.group(1)
+            out.extend(_wrapped(line[len(lead) :], lead, " " * len(lead)))
         elif line:
             rows.append(line)
         else:
