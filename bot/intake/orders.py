@@ -910,13 +910,17 @@ def _pass_on(batch: Batch, session: Session, seat: Seat, read: prose.ProseResult
     if game.practice:  # a practice race has no GM: passed to nobody, and the answer says so
         return ()
     now = batch.shell.now()
-    for reading in read.for_gm:
+    # However many lines a mail has for the GM, its notice and its items keep as many as an item
+    # keeps lines (`attention.MAX_LINES`); the notice says how many more there were.
+    shown = read.for_gm[: attention.MAX_LINES]
+    for reading in shown:
         kind = AttentionKind.QUESTION if reading.for_gm is ForTheGm.QUESTION else AttentionKind.NOTE
         attention.add(session, game, kind, reading.line, at=now, seat=seat)
     facts = {"seat": seat.name, "player": echo(seat.player.name, 80), "game": game.name, "kind": game.kind}
     text = say(
         "intake_words_for_gm",
-        lines=[echo(r.line, 200) for r in read.for_gm],
+        lines=[echo(r.line, 200) for r in shown],
+        more=len(read.for_gm) - len(shown),
         farewell=any(r.for_gm is ForTheGm.FAREWELL for r in read.for_gm),
         **facts,
     )

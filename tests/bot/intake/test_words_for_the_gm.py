@@ -8,6 +8,7 @@ list it under "Needs your attention" at the top."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -83,6 +84,19 @@ def test_words_for_the_gm_beside_orders_go_to_the_gm_and_the_orders_are_taken(rc
     text = _flat(body_of(last(rc, ADDRESS["seb"])))
     assert "Understood for" in text and "> USE 3" in text and "words for the GM, passed on to the GM" in text
     assert "> Dear GM, I'll be away next week" in _flat(body_of(last(rc, GM)))
+
+
+def test_a_mail_of_many_questions_gives_the_gm_a_notice_and_items_of_bounded_size(rc: TestApp) -> None:
+    """No answer is bigger than its cause deserves: a mail of 300 questions for the GM gives the
+    GM one notice quoting 12 of them, with how many more were read, and 12 items under "Needs
+    your attention"."""
+    questions = "\n".join(f"Question {n}: what happens if I run out of EP on lap {n}?" for n in range(300))
+    player_says(rc, "seb", questions)
+    notice = body_of(last(rc, GM))
+    quoted = [line for line in notice.splitlines() if line.lstrip().startswith("> Question")]
+    assert len(quoted) == 12 and re.search(r"\[\d+ more lines not shown\]", notice), notice
+    with rc.db.read() as session:
+        assert len(list(session.scalars(select(GmAttention)))) == 12
 
 
 def test_the_gms_notice_names_how_the_seat_takes_part_in_the_games_own_word(rc: TestApp) -> None:
