@@ -153,8 +153,16 @@ _FIGURE_WORDS = frozenset(
     """i i'll ill i’ll i'd i’d id i'm im i’m we we'll will would like to put putting in make it that
     this time turn go going with for me please pls thanks thank you ta spend spending play playing
     let's lets let try take taking ep energy just then ok okay so the a of gonna want wanna say
-    now on be is it's its at points stake throw chuck lay down how about hmm right well
+    now on be is it's its at points stake throw chuck lay down how about hmm right well and cheers
     """.split()
+)
+# The lane a sentence says to end in, where the game takes LANE x: "stay on A", "move over to
+# B", "keep to lane C", "lane a": a capital letter standing alone after a verb of keeping or
+# moving, or any letter after "lane".
+_LANE = re.compile(
+    r"(?i:\b(?:stay|staying|keep|keeping|stick|remain|end|ending|finish|move|moving|go|get|switch|cut|pull|drift|head)"
+    r"(?:\s+(?:on|in|to|into|over|across|at|up|down|out|the))*\s+(?:lane\s+)?)(?P<held>[A-Z])(?![\w'’-])|"
+    r"(?i:\blane\s+)(?P<named>[A-Za-z])(?![\w'’-])"
 )
 _FIGURE = re.compile(r"(\d{1,3})(?:ep)?", re.I)  # a number as a line of prose writes one: "4", "4EP"
 
@@ -514,16 +522,20 @@ def _one_figure(
     reader: _Reader, result: ProseResult, number: int, line: str
 ) -> tuple[Reading | None, list[str]] | None:
     """`line` read as the turn's one figure, where the game takes a number alone as the whole
-    order ("I'll put 4 in": USE 4): applied, echoed, when it is the line's one number, the game
-    takes it and nothing hedges; each number offered as a one-tap link where two are given, or
-    a hedge or a question mark is there; a line not understood with the game's reason when the
-    game refuses it now. None when the line is no such line: it has an order word, a word that
-    is not one of saying what to spend (`_FIGURE_WORDS`), no number at all, or the game takes
-    no number alone as an order."""
-    if _ORDER_WORD.search(line) or any(letter in reader.letters for letter in _LETTER.findall(line)):
+    order ("I'll put 4 in": USE 4), or takes it after the order word of the part a set cannot
+    lack (Speed Circuit's race turn: "I'll put 40 in" is SPEED 40), with the lane it names
+    where the game takes LANE ("and stay on A": LANE A): applied, echoed, when it is the line's
+    one number, the game takes it and nothing hedges; each number offered as a one-tap link
+    where two are given, or a hedge or a question mark is there; a line not understood with
+    the game's reason when the game refuses it now. None when the line is no such line: it has
+    an order word, a word that is not one of saying what to spend (`_FIGURE_WORDS`), no number
+    and no lane at all, or the game reads no number so."""
+    lanes = _lanes(reader, line)
+    rest = _LANE.sub(" ", line) if lanes else line
+    if _ORDER_WORD.search(rest) or any(letter in reader.letters for letter in _LETTER.findall(rest)):
         return None
     figures: list[str] = []
-    for word in _words(line):
+    for word in _words(rest):
         low = word.lower()
         digits = _FIGURE.fullmatch(low)
         if digits is not None or low in _NUMBERS:
@@ -531,22 +543,60 @@ def _one_figure(
         elif low not in _FIGURE_WORDS and low not in HEDGES:
             return None
     figures = list(dict.fromkeys(figures))
-    if not figures or not _an_order(reader.rules, reader.state, reader.seat, figures[0], reader.budget):
+    as_order = _figure_order(reader, figures[0]) if figures else None
+    if as_order is None and not (lanes and not figures):
         return None
     original = line.strip()
-    hedged = len(figures) > 1 or "?" in line or bool({w.lower() for w in _words(line)} & HEDGES)
+    hedged = len(figures) > 1 or "?" in line or bool({w.lower() for w in _words(rest)} & HEDGES)
     readings: list[str] = []
     for figure in figures if hedged else figures[:1]:
-        parsed = reader.rules.parse_orders(reader.state, reader.seat, figure)
+        order = _figure_order(reader, figure) if figure != figures[0] else as_order
+        if order is None:
+            continue
+        parsed = reader.rules.parse_orders(reader.state, reader.seat, "\n".join((order, *lanes)))
         if parsed.orders and not parsed.problems:
             readings.append(reader.rules.format_orders(parsed.orders))
         elif parsed.problems and not hedged:
             result.reasons[number] = parsed.problems[0].reason
+    if not figures:
+        parsed = reader.rules.parse_orders(reader.state, reader.seat, "\n".join(lanes))
+        if parsed.orders and not parsed.problems:
+            readings.append(reader.rules.format_orders(parsed.orders))
+        elif parsed.problems:
+            result.reasons[number] = parsed.problems[0].reason
     if not readings:
-        return None, [line]  # the game refuses the number now: its reason stands
+        return None, [line]  # the game refuses the number (or the lane) now: its reason stands
     if hedged:
         return Reading(number, original, offered=tuple(readings)), [""]
-    return Reading(number, original, applied=tuple(readings)), _order_lines(readings)
+    applied = tuple(part for reading in readings for part in reading.splitlines())
+    return Reading(number, original, applied=applied), _order_lines(applied)
+
+
+def _figure_order(reader: _Reader, figure: str) -> str | None:
+    """The order line the game reads `figure` as, said alone in prose: the number itself where
+    the game takes a number alone as an order (Racecraft), else the number after the one order
+    word of the parts a set cannot lack (`Game.missing_orders` of no orders: Speed Circuit's
+    SPEED) that the game reads it with; None where there is no such word, or more than one."""
+    if _an_order(reader.rules, reader.state, reader.seat, figure, reader.budget):
+        return figure
+    read_as = [
+        f"{word} {figure}"
+        for word in reader.required
+        if _an_order(reader.rules, reader.state, reader.seat, f"{word} {figure}", reader.budget)
+    ]
+    return read_as[0] if len(read_as) == 1 else None
+
+
+def _lanes(reader: _Reader, line: str) -> tuple[str, ...]:
+    """The lane a line of prose names to end in ("stay on A", "move to lane B"), as the game's
+    LANE order, where the game has one; one lane at most (two are no reading)."""
+    if "LANE" not in reader.orders:
+        return ()
+    named = {(m["held"] or m["named"]).upper() for m in _LANE.finditer(line)}
+    if len(named) != 1:
+        return ()
+    lane = f"LANE {named.pop()}"
+    return (lane,) if _an_order(reader.rules, reader.state, reader.seat, lane, reader.budget) else ()
 
 
 def _is_note(line: str, orders: Collection[str], letters: Collection[str] = ()) -> bool:
@@ -573,6 +623,9 @@ class _Reader:
     orders: frozenset[str]
     letters: frozenset[str]
     budget: _Budget
+    # The order words of the parts a set cannot lack (`Game.missing_orders` of no orders), in
+    # the order the game names them: where a figure in prose goes when no number alone is an order.
+    required: tuple[str, ...] = ()
 
 
 @dataclass
@@ -825,7 +878,12 @@ def read(
     unread = {n: unread[n] for n in sorted(unread)[:MAX_PROSE_LINES]}
     budget = _Budget()
     letters = frozenset(w for w in orders if len(w) == 1 and unread and _an_order(rules, state, seat, w, budget))
-    reader = _Reader(rules, state, seat, frozenset(w for w in orders if len(w) > 1), letters, budget)
+    required = (
+        tuple(dict.fromkeys(w for w in _ORDER_WORD.findall(" ".join(rules.missing_orders(state, seat, ()))) if w in orders))
+        if unread
+        else ()
+    )
+    reader = _Reader(rules, state, seat, frozenset(w for w in orders if len(w) > 1), letters, budget, required)
     out: list[str] = []
     result = ProseResult("")
     for number, line in enumerate(text.splitlines(), start=1):
