@@ -779,7 +779,7 @@ def _read_line(reader: _Reader, result: ProseResult, number: int, line: str) -> 
         if words_for_gm is not None:
             # No order in it, and words for the GM (a question, a farewell): passed on, not refused.
             return _note(number, original, words_for_gm)
-        reason = _reason_from_order_word(reader, line)
+        reason = _reason_from_order_word(reader, original)
         if reason:
             result.reasons[number] = reason
         return None, [line]  # an order word, but no order: the game's reason stands
@@ -843,8 +843,9 @@ def _question_beside(
 def _reason_from_order_word(reader: _Reader, line: str) -> str:
     """The game's reason for `line` read from its first order word (or word in capitals: an
     order of another turn) on, when that word is not the line's first ("Oops, forgot: TYRES 1":
-    the reason for TYRES 1, not for "Oops"); empty when the line starts with it or the game
-    gives no reason."""
+    the reason for TYRES 1, not for "Oops"; "and tyres: hard please": the reason for TYRES HARD,
+    the courtesy after it left out); empty when the line starts with it or the game gives no
+    reason."""
     words = _words(line)
     first = next(
         (
@@ -856,7 +857,10 @@ def _reason_from_order_word(reader: _Reader, line: str) -> str:
     )
     if not first or not reader.budget.spend():
         return ""
-    parsed = reader.rules.parse_orders(reader.state, reader.seat, " ".join(words[first:]))
+    said = words[first:]
+    while len(said) > 1 and said[-1].lower() in _POLITE | {"cheers", "ta"}:
+        said.pop()
+    parsed = reader.rules.parse_orders(reader.state, reader.seat, " ".join(said))
     return parsed.problems[0].reason if parsed.problems else ""
 
 
@@ -879,7 +883,11 @@ def read(
     budget = _Budget()
     letters = frozenset(w for w in orders if len(w) == 1 and unread and _an_order(rules, state, seat, w, budget))
     required = (
-        tuple(dict.fromkeys(w for w in _ORDER_WORD.findall(" ".join(rules.missing_orders(state, seat, ()))) if w in orders))
+        tuple(
+            dict.fromkeys(
+                w for w in _ORDER_WORD.findall(" ".join(rules.missing_orders(state, seat, ()))) if w in orders
+            )
+        )
         if unread
         else ()
     )

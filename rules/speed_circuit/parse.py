@@ -146,7 +146,9 @@ def _pass(args: list[str], line: str) -> Order:
 
 
 def _pit(args: list[str], line: str) -> Order:
-    if len(args) != 1 or args[0] not in ("PRIME", "OPTION"):
+    if len(args) == 1 and args[0] not in ("PRIME", "OPTION"):
+        raise InvalidOrderError(f"{args[0]!r} is no tyre of this game: PIT takes the tyres to fit, PRIME or OPTION")
+    if len(args) != 1:
         raise InvalidOrderError("PIT takes the tyres to fit: PRIME or OPTION")
     return PitOrder(Tyre(args[0]))
 
@@ -165,7 +167,10 @@ def _design(args: list[str], line: str) -> Order:
 
 
 def _tyres(args: list[str], line: str) -> Order:
-    if len(args) != 1 or args[0] not in ("PRIME", "OPTION"):
+    if len(args) == 1 and args[0] not in ("PRIME", "OPTION"):
+        # "tyres: hard": the word the game does not have is named, with what it takes.
+        raise InvalidOrderError(f"{args[0]!r} is no tyre of this game: TYRES takes the starting set, PRIME or OPTION")
+    if len(args) != 1:
         raise InvalidOrderError("TYRES takes the starting set: PRIME or OPTION")
     return TyresOrder(Tyre(args[0]))
 

@@ -107,7 +107,8 @@ def test_a_hedged_longer_reading_the_game_refuses_says_why_it_is_not_offered() -
     assert _read(SPEED_CIRCUIT, DESIGN, "design skill 1, maybe top 1").not_offered == ()
 
 
-def test_the_refused_longer_reading_and_its_reason_are_in_the_confirmation(gapp: TestApp) -> None:
+def _start_sc1(gapp: TestApp) -> None:
+    """Speed Circuit `sc1` (kelly, seb; one lap, 24h turns), started at its design turn."""
     with gapp.db.transaction() as session:
         create_game(
             gapp.shell,
@@ -121,6 +122,10 @@ def test_the_refused_longer_reading_and_its_reason_are_in_the_confirmation(gapp:
             options={"laps": "1"},
         )
     gapp.service.send()
+
+
+def test_the_refused_longer_reading_and_its_reason_are_in_the_confirmation(gapp: TestApp) -> None:
+    _start_sc1(gapp)
     player_says(gapp, "kelly", "design skill 2, maybe top 1", game="sc1")
     text = words_of(last(gapp, ADDRESS["kelly"]))
     assert (
