@@ -492,6 +492,14 @@ def _with_fallback(
 
 # A question about the game rather than an order asked with a question mark ("should I use 6?").
 _ASKS = re.compile(r"^\W*(?:what|how|why|when|where|which|who|whose|does|do|is|are|isn'?t|aren'?t)\b", re.I)
+# What opens a question for the GM with words after its question mark ("Can I change my order
+# later? USE 4", "Should I use 6? USE 5"): a question word, or a verb put first to ask.
+_OPENS_QUESTION = re.compile(
+    r"^\W*(?:what|how|why|when|where|which|who|whose|does|do|is|are|isn'?t|aren'?t|doesn'?t|don'?t"
+    r"|can|could|may|might|will|would|shall|should|did|am|was|were|has|have|had"
+    r"|can'?t|couldn'?t|won'?t|wouldn'?t|shouldn'?t|didn'?t|wasn'?t|weren'?t|hasn'?t|haven'?t)\b",
+    re.I,
+)
 
 
 def _takes(rules: AnyGame, state: GameState, seat: str, phrase: str, budget: _Budget) -> bool:
@@ -762,7 +770,9 @@ def _read_line(reader: _Reader, result: ProseResult, number: int, line: str) -> 
         return _note(number, original, for_the_gm(line))
     beside = _asked_and_rest(line)
     if beside is not None and not _is_note(beside[1], reader.orders, reader.letters):
-        return _question_beside(reader, result, number, original, beside[1])
+        asked = _question_beside(reader, result, number, original, beside[1])
+        if asked is not None:
+            return asked
     if "?" in line and _ASKS.match(line):
         # "What does round 2 mean?": a question about the game, for the GM; its order words
         # are no orders offered back.
@@ -812,31 +822,37 @@ def _read_line(reader: _Reader, result: ProseResult, number: int, line: str) -> 
 def _asked_and_rest(line: str) -> tuple[str, str] | None:
     """A line that asks the GM something and goes on past its last question mark ("What does
     SKILL do exactly? I'll take DESIGN ACC 2 DEC 1", "Hi GM, is it OK if I'm late next week?
-    Anyway: USE 2"): the question and the words after it. None for any other line, and for a
-    question that is an order asked ("should I use 6?": no question word, a number), which is
-    offered back as before."""
+    Anyway: USE 2", "Can I change my order later? USE 4", "Should I use 6? USE 5"): the
+    question and the words after it, when the question or one of its clauses opens as a
+    question does (`_OPENS_QUESTION`). None for any other line ("use 6? maybe 5": a hedge, read
+    as one) and for a question with nothing after it ("should I use 6?": an order asked,
+    offered back)."""
     asked, mark, rest = line.rpartition("?")
     if not mark or not _words(rest):
         return None
     asked += mark
-    if _ASKS.match(asked):
-        return asked, rest
-    if any(c.isdigit() for c in asked) or not any(_ASKS.match(clause) for clause in _CLAUSE.split(asked)):
+    if not any(_OPENS_QUESTION.match(clause) for clause in _CLAUSE.split(asked)):
         return None
     return asked, rest
 
 
 def _question_beside(
     reader: _Reader, result: ProseResult, number: int, original: str, rest: str
-) -> tuple[Reading, list[str]]:
+) -> tuple[Reading, list[str]] | None:
     """A question for the GM with words after it: the question goes to the GM, and the words
     after it are read as any line is (applied, offered, or refused with the game's reason),
-    never taken for part of the question."""
+    never taken for part of the question. None when the words after it are read as no order
+    and refused with no reason of their own ("Can I use 6? If not, 5": the whole line is read,
+    and its orders offered)."""
     reading, lines = _read_line(reader, result, number, rest)
     if reading is None:  # an order word but no order: the game's reason for the rest stands
+        if number not in result.reasons:
+            return None
         return Reading(number, original.strip(), for_gm=ForTheGm.QUESTION), lines
     if reading.note:  # no order after all: the whole line is words for the GM
         return _note(number, original, reading.for_gm or ForTheGm.QUESTION)
+    if not (reading.applied or reading.offered or reading.negated):
+        return None
     return dataclasses.replace(reading, line=original.strip(), for_gm=ForTheGm.QUESTION), lines
 
 
