@@ -10,6 +10,7 @@ HTML, archive, logs.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 # The longest echo of anything a mail said (a subject, a line of orders); names are shorter.
@@ -105,6 +106,20 @@ def error_text(exc: BaseException) -> str:
 def echo_name(text: str) -> str:
     """A display name or a chosen player name, as shown anywhere."""
     return echo(text, NAME_CAP)
+
+
+def name_from_address(local: str) -> str:
+    """The name a person is called by when all the bot has is their address's local part
+    (`local`: "zoe" of zoe@example.org): written as a name is, each word of it capitalised
+    ("Zoe", "Sam.Jones" for sam.jones), where it is all in lower case; as written where it has
+    a capital already ("Sam.Jones", "McKay"). A name the person gave is never passed here."""
+    shown = echo_name(local)
+    if shown != shown.lower():
+        return shown
+    return _WORD_START.sub(lambda m: m.group(1) + m.group(2).upper(), shown)
+
+
+_WORD_START = re.compile(r"(^|[._\-\s])([a-z])")
 
 
 def quote_lines(text: str, *, most: int = 20, prefix: str = "    > ") -> str:

@@ -38,6 +38,7 @@ from bot.letters.words import say
 from bot.mail_in import tokens
 from bot.models import Game, GameStatus, Observer, Player, RequestStatus
 from bot.outlook import timing
+from bot.safe_text import name_from_address
 from rules import find_game
 from rules.reliability import Reliability
 
@@ -357,8 +358,8 @@ def confirm(ctx: CommandContext, command: Confirm) -> Reply:
 
 def _name_in_from(ctx: CommandContext) -> str:
     """The name the mail's From gives its sender: its display name, else its address's local
-    part as written (case kept)."""
-    return ctx.inbound.sender_name or ctx.inbound.sender_local
+    part as a name is written (`name_from_address`)."""
+    return ctx.inbound.sender_name or name_from_address(ctx.inbound.sender_local)
 
 
 def practice_(ctx: CommandContext, command: Practice) -> Reply:
@@ -434,9 +435,9 @@ def _enter_series(ctx: CommandContext, series: str, code: str) -> Reply:
 def _sit(ctx: CommandContext, kind: str, *, label: str) -> Reply:
     """The sender on the bench of `kind`, at their address (its code came back, or their mail
     proved it). A person new to the bot is named as JOIN names a newcomer: the display name of
-    their From when it reads as a name, else the From's local part with its case kept."""
+    their From when it reads as a name, else the From's local part as a name is written."""
     address = ctx.address.strip().lower()
-    name = signups.newcomer_name("", ctx.inbound.sender_name) or ctx.inbound.sender_local
+    name = signups.newcomer_name("", ctx.inbound.sender_name) or name_from_address(ctx.inbound.sender_local)
     person = seats.player_for(ctx.session, address, name, ctx.shell.now(), "UTC")
     added = bench.sit(ctx.session, person, kind, ctx.shell.now())
     title = find_game(kind).title

@@ -60,7 +60,7 @@ from bot.models import (
     Seat,
     Turn,
 )
-from bot.safe_text import echo_name
+from bot.safe_text import echo_name, name_from_address
 from bot.shell import Shell
 from rules import UnknownGameError, find_game, game_names
 from rules.api import AnyGame, RobotLevel
@@ -189,7 +189,9 @@ def start(
     field = max(rules.min_players - 1, min(ROBOTS, rules.max_players - 1))
     robots = list(ROBOT_NAMES[:field])
     player = session.scalar(select(Player).where(Player.address == address))
-    display = player.name if player is not None else echo_name(sender_name) or address.partition("@")[0]
+    display = (
+        player.name if player is not None else echo_name(sender_name) or name_from_address(address.partition("@")[0])
+    )
     seat_name = seat_name_for(display, address, set(robots))
     name = _free_name(session)
     terms = shell.settings.practice

@@ -35,6 +35,7 @@ from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import new_secret
 from bot.mail_out.render import RenderedMail
 from bot.models import ChangeWhy, Game, GameStatus, GmAudit, Player, Seat, Turn
+from bot.safe_text import name_from_address
 from bot.shell import Shell
 from rules.api import AnyGame, GameState
 
@@ -86,7 +87,12 @@ def player_for(session: Session, address: str, name: str, now: datetime, default
         raise Refused(say("game_refused", why="bad_address", problem=problem))
     player = session.scalar(select(Player).where(Player.address == address))
     if player is None:
-        player = Player(address=address, name=name or address.partition("@")[0], timezone=default_zone, created_at=now)
+        player = Player(
+            address=address,
+            name=name or name_from_address(address.partition("@")[0]),
+            timezone=default_zone,
+            created_at=now,
+        )
         session.add(player)
         session.flush()
     return player

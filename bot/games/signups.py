@@ -51,7 +51,7 @@ from bot.models import (
     RequestStatus,
     Seat,
 )
-from bot.safe_text import echo_name, quote_lines
+from bot.safe_text import echo_name, name_from_address, quote_lines
 from bot.shell import Shell
 
 log = logging.getLogger("flagman.signups")
@@ -280,7 +280,7 @@ def join(shell: Shell, session: Session, game: Game, address: str, name: str) ->
     address); the GM is told, and the game starts at its maximum."""
     rules = turns.rules_of(game)
     chosen = echo_name(name)
-    display = chosen or address.partition("@")[0]
+    display = chosen or name_from_address(address.partition("@")[0])
     former = next((s for s in game.seats if s.player.address == address), None)
     if former is not None:
         # Resigned before the start and back again: the old seat is reopened.

@@ -9,7 +9,7 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.safe_text import ELLIPSIS, LINE_CAP, NAME_CAP, echo, echo_name, quote_lines
+from bot.safe_text import ELLIPSIS, LINE_CAP, NAME_CAP, echo, echo_name, name_from_address, quote_lines
 
 BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 
@@ -79,3 +79,21 @@ def test_echo_is_always_one_printable_capped_line(text: str, cap: int) -> None:
 def test_plain_short_text_is_shown_as_it_is_but_for_white_space(text: str) -> None:
     """Property: printable text within the cap is kept, only its white space folded."""
     assert echo(text) == " ".join(text.split())
+
+
+def test_a_name_from_an_address_is_written_as_a_name() -> None:
+    """Played by mail (playtest4, P3): zoe@example.org was greeted "Hello zoe,". A name taken
+    from an address's local part is capitalised as a name is; one with a capital already, as
+    the sender wrote it."""
+    assert name_from_address("zoe") == "Zoe"
+    assert name_from_address("sam.jones") == "Sam.Jones" and name_from_address("mary-ann") == "Mary-Ann"
+    assert name_from_address("Sam.Jones") == "Sam.Jones" and name_from_address("deMarco") == "deMarco"
+    assert name_from_address("42") == "42" and name_from_address("") == ""
+
+
+@given(st.text(max_size=80))
+def test_a_name_from_an_address_is_the_echoed_local_part_in_another_case_at_most(local: str) -> None:
+    shown = echo_name(local)
+    name = name_from_address(local)
+    assert name.lower() == shown.lower() and len(name) == len(shown)
+    assert name == shown or shown == shown.lower()

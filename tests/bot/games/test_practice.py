@@ -568,6 +568,20 @@ def test_a_practice_player_is_named_by_the_display_name_of_their_from_case_kept(
     assert body_of(sheet).startswith("Hello Sam.Jones,"), body_of(sheet)  # no display name: the local part
 
 
+def test_a_name_taken_from_a_lower_case_address_is_capitalised(gapp: TestApp) -> None:
+    """Played by mail (playtest4, P3): "PRACTICE racecraft" from zoe@example.org (no display
+    name) was answered "Hello zoe,": a name taken from an address is written as a name ("Hello
+    Zoe,"); a name the person gave (the From's display name) is used as written (above)."""
+    zoe = "zoe@example.org"
+    stranger_says(gapp, zoe, "PRACTICE racecraft")
+    gapp.inbox.deliver(reply_to(last(gapp, zoe), "Yes please", sender=zoe))
+    cycle(gapp)
+    sheet = next(m for m in mails(gapp, zoe) if str(m["Subject"]).startswith("[practice1]"))
+    assert body_of(sheet).startswith("Hello Zoe,"), body_of(sheet)
+    (person,) = [s for s in _game(gapp).seats if not s.robot]
+    assert person.player.name == "Zoe" and person.name == "zoe", (person.player.name, person.name)
+
+
 def test_a_command_beside_practice_is_named_as_not_done(gapp: TestApp) -> None:
     """Played by mail (playtest4): "PRACTICE racecraft / TIMEZONE America/New_York" got the code
     mail alone; TIMEZONE was neither done nor refused, and the race's mail came in the site's
