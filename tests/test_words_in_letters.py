@@ -1057,3 +1057,94 @@ def test_no_ignore_detail_outside_letters_is_written_in_words() -> None:
     typed = "IgnoreReason.NO_SENDER, Ignore(IgnoreWhy.NO_FROM)"
     assert typed in parse
     assert ignore_details_with_literal_words(parse.replace(typed, 'IgnoreReason.NO_SENDER, "no usable From address"'))
+
+
+# Modules whose text is handed back for an answer to carry, rather than put in one themselves:
+# the did-you-mean of a line not understood (`bot.commands.suggest`: its result is a refusal's
+# reason, `with_suggestion`, or the GM's hint). No call there is an answer, so the checks above do
+# not see it; it writes no sentence at all, anywhere (returned, assigned or handed on): its words
+# are the templates ``did_you_mean*`` and ``gm_names_the_game_first``.
+SENTENCE_FREE = ("bot/commands/suggest.py",)
+
+
+def sentences_in_words(source: str) -> list[int]:
+    """The lines of `source` where a sentence is written in the code: a string literal with a
+    letter and a space in it, or an f-string with such a part, anywhere but a docstring (a
+    string standing alone as a statement)."""
+    tree = ast.parse(source)
+    docstrings = {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+    }
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        if id(node) in docstrings:
+            continue
+        if isinstance(node, ast.JoinedStr) and (literal_words(node, sentence=True) or _joins_text(node)):
+            found.add(node.lineno)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _is_words(node.value, sentence=True):
+            found.add(node.lineno)
+    return sorted(found)
+
+
+def _joins_text(node: ast.JoinedStr) -> bool:
+    """An f-string that joins values into running text with punctuation ("{reason}; {hint}"):
+    a part of it, not all space, that holds a space."""
+    return any(
+        isinstance(part, ast.Constant)
+        and isinstance(part.value, str)
+        and part.value.strip()
+        and any(c.isspace() for c in part.value)
+        for part in node.values
+    )
+
+
+SENTENCES_IN_WORDS = '''
+def suggest(word, syntax):
+    """A docstring is no sentence of a letter."""
+    return f"did you mean {word}? ({syntax})"
+    return "did you mean " + word
+    hint = f"{reason}; {hint}" if hint else reason
+    words[verb] = f"{syntax}, e.g. {example}"
+    return (
+        f"{spec.verb} names the game first: "
+        f"(your games: {games})"
+    )
+'''
+SENTENCES_AS_FACTS = '''
+def suggest(word, syntax):
+    """A docstring is no sentence of a letter."""
+    return say("did_you_mean", word=word, syntax=syntax if syntax != word else "")
+    first = line.strip().split(maxsplit=1)[0].upper()
+    return " ".join(w for w in (verb, game, args) if w)
+    key = f"{verb}-{n}"
+    words[verb] = f"{syntax} {summary}"
+    return say("gm_names_the_game_first", verb=spec.verb, games=sorted(games))
+'''
+
+
+def test_the_detector_finds_a_sentence_written_in_the_code() -> None:
+    """A sentence as an f-string (returned, assigned, a choice, parts of one, values joined with
+    punctuation), a literal or a sum is found; a docstring, words from `say`, a join of words
+    with a space, and an f-string of values and spaces or a separator alone pass."""
+    assert sentences_in_words(SENTENCES_IN_WORDS) == [4, 5, 6, 7, 9]
+    assert sentences_in_words(SENTENCES_AS_FACTS) == []
+
+
+def test_the_did_you_mean_is_the_letters_words() -> None:
+    """The did-you-mean writes no sentence of its own; the module with its words put back as an
+    f-string is found."""
+    found = {}
+    for relative in SENTENCE_FREE:
+        lines = sentences_in_words((REPO / relative).read_text(encoding="utf-8"))
+        if lines:
+            found[relative] = lines
+    assert not found, f"sentences written outside the letters (say(kind, ...)): {found}"
+    suggest = (BOT / "commands" / "suggest.py").read_text(encoding="utf-8")
+    said = 'say("did_you_mean", word=word, syntax=syntax if syntax != word else "")'
+    assert said in suggest
+    assert sentences_in_words(suggest.replace(said, 'f"did you mean {word}?"'))
+    reason = 'say("did_you_mean_reason", reason=reason, hint=hint)'
+    assert reason in suggest
+    assert sentences_in_words(suggest.replace(reason, 'f"{reason}; {hint}"'))

@@ -8,7 +8,9 @@ grammar, `Game.order_help`: USE, SPEED, PATH, ROUND ...). Only the first word of
 compared, and only a near miss counts (`difflib`'s ratio at least 0.75, or 0.6 for a word of
 three or four letters: about one letter wrong, left out, doubled or swapped, "USR" for USE,
 "STAUTS" for STATUS), so a line that is simply not an order gets no guess; nor does a first word with an apostrophe
-("I'll put 40 in" is prose, not a near miss of SKILL).
+("I'll put 40 in" is prose, not a near miss of SKILL). The words of a did-you-mean are the
+letters' (templates ``did_you_mean*`` and ``gm_names_the_game_first``): this module chooses the
+word, never phrases it.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from bot.commands.grammar import GM_COMMANDS, PLAYER_COMMANDS
+from bot.letters.words import say
 
 _CUTOFF, _SHORT_CUTOFF = 0.75, 0.6
 _ORDER_WORD = re.compile(r"\b[A-Z][A-Z0-9]{1,}\b")
@@ -55,7 +58,7 @@ class Vocabulary:
             return None
         word = close[0]
         syntax = self.words[word]
-        return f"did you mean {word}? ({syntax})" if syntax != word else f"did you mean {word}?"
+        return say("did_you_mean", word=word, syntax=syntax if syntax != word else "")
 
 
 def vocabulary(*, order_help: str = "", gm: bool = False, games: Sequence[str] = ()) -> Vocabulary:
@@ -77,10 +80,10 @@ def _vocabulary(order_help: str, gm: bool, games: tuple[str, ...]) -> Vocabulary
             if word.isalpha() and len(word) > 2:
                 words.setdefault(word, text if text.startswith(word) else word)
     for command in PLAYER_COMMANDS:
-        words[command.verb] = f"{command.syntax}: {command.summary}"
+        words[command.verb] = say("did_you_mean_command", syntax=command.syntax, summary=command.summary)
     if gm:
         for spec in GM_COMMANDS:
-            words[spec.verb] = f"{spec.syntax}, e.g. {_example(spec.example, games)}"
+            words[spec.verb] = say("did_you_mean_gm_command", syntax=spec.syntax, example=_example(spec.example, games))
     return Vocabulary(words)
 
 
@@ -94,7 +97,7 @@ def _example(example: str, games: Sequence[str]) -> str:
 def with_suggestion(reason: str, line: str, known: Vocabulary | None) -> str:
     """`reason` for refusing `line`, with a did-you-mean when there is one."""
     hint = known.suggest(line) if known is not None else None
-    return f"{reason}; {hint}" if hint else reason
+    return say("did_you_mean_reason", reason=reason, hint=hint) if hint else reason
 
 
 def gm_game_hint(line: str, gm_games: Collection[str]) -> str | None:
@@ -106,10 +109,13 @@ def gm_game_hint(line: str, gm_games: Collection[str]) -> str | None:
     spec = next((s for s in GM_COMMANDS if s.verb == words[0].upper()), None)
     if spec is None or (len(words) > 1 and words[1].lower() in gm_games):
         return None
-    games = ", ".join(sorted(gm_games)) or "none"
-    return (
-        f"{spec.verb} names the game first: {spec.syntax}, e.g. {_example(spec.example, sorted(gm_games))} "
-        f"(your games: {games})"
+    games = sorted(gm_games)
+    return say(
+        "gm_names_the_game_first",
+        verb=spec.verb,
+        syntax=spec.syntax,
+        example=_example(spec.example, games),
+        games=games,
     )
 
 
