@@ -262,6 +262,7 @@ class Renderer:
         env.filters["indent_lines"] = lambda text, prefix="  ": "\n".join(
             prefix + line if line else line for line in str(text).splitlines()
         )
+        env.filters["indented_paragraphs"] = indented_paragraphs
         env.globals["columns"] = columns
         return env
 
@@ -424,6 +425,23 @@ def _wrapped(text: str, first: str, hang: str) -> list[str]:
         break_long_words=False,
         break_on_hyphens=False,
     ) or [first.rstrip()]
+
+
+def indented_paragraphs(text: object, prefix: str = "  ") -> str:
+    """`text` set in by `prefix` as a block of running text: each of its lines of running text
+    (`is_running_text`) wider than `LINE_WIDTH` once set in filled to it, every line of it at
+    the block's indent (a paragraph, never a hanging indent); its laid-out lines (a quote, an
+    order block, a table's row) set in as they are, for `tidy` to lay out. A GM command's
+    answer ("seat seb is now run by a robot ...; the other players were told.")."""
+    out: list[str] = []
+    for line in str(text).splitlines():
+        if not line:
+            out.append(line)
+        elif is_running_text(line) and not _ITEM.match(line) and len(prefix + line) > LINE_WIDTH:
+            out.extend(_wrapped(line, prefix, prefix))
+        else:
+            out.append(prefix + line)
+    return "\n".join(out)
 
 
 def _laid_out(rows: Sequence[str]) -> list[str]:

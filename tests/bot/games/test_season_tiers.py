@@ -539,7 +539,7 @@ def test_a_strangers_join_of_a_series_between_seasons_is_double_opt_in_under_the
     first, and is in the next season only once the code comes back from that address; they are
     named as JOIN <game> names them: the name given after the series (case kept; refused, with
     no code, when it does not read as a name), else the name of their mail's From, else their
-    address's first part."""
+    address's first part, written as a name ("Lee")."""
     from bot.testing import plain_mail
     from tests.bot.gm_helpers import stranger_says
     from tests.helpers import fake_inbox
@@ -593,10 +593,10 @@ def test_a_strangers_join_of_a_series_between_seasons_is_double_opt_in_under_the
         "amo@example.net": "Ann-Marie O'Neil",
         "kdv@example.net": "Kim de Vries",
         "x@example.net": "Xu",
-        "lee@example.net": "lee",
+        "lee@example.net": "Lee",  # the address's first part, written as a name
     }
     # The draw names them so, first come first while the lowest tier's race has room.
-    joined = ["Kim", "Ann-Marie O'Neil", "Kim de Vries", "Xu", "lee"]
+    joined = ["Kim", "Ann-Marie O'Neil", "Kim de Vries", "Xu", "Lee"]
     drawn = [d.name for d in found[0].tiers[1].drivers if d.name in joined]
     assert drawn and drawn == joined[: len(drawn)], drawn
 

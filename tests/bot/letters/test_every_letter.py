@@ -8,6 +8,10 @@ HELP, a Speed Circuit race to its end):
 * no line is wider than 78 characters, except a line that is a bare link (a one-tap
   ``mailto:`` stands on a line of its own): running text is filled, and laid-out lines (the
   rules' syntax, tables, the dice's block of values, quotes) are laid out to fit;
+* running text set in (a GM command's answer under "Done:") is a paragraph, every line of it
+  at its indent: never laid out as a hanging indent, as the rules' syntax is (the GM's answers
+  to PLOT, REPLACE, ROLLBACK, RESUME were one set-in line of 150 to 230 characters, then a
+  line and its sentence going on four columns further in);
 * every subject says its news in at most 78 characters (a ROLLBACK's letter joined every
   part's title, 136 characters; Speed Circuit's results, 86).
 
@@ -89,6 +93,84 @@ def _too_wide(mail: EmailMessage) -> list[str]:
     return wide + [f"({len(line)}) {line}" for line in _lines(mail) if len(line) > 78 and not BARE_LINK.fullmatch(line)]
 
 
+_CELLS = re.compile(r"\S {2,}\S")
+_PROSE_WORD = re.compile(r"[a-z][a-z'’]+[,;:.]?")
+
+
+def _lead(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def is_prose(text: str) -> bool:
+    """Whether `text` is running text (sentences: most of its words in lower case, six of them
+    at least), not laid-out lines (the rules' syntax: words in capitals, "n" for a number)."""
+    words = text.split()
+    prose = [w for w in words if _PROSE_WORD.fullmatch(w)]
+    return len(prose) >= 6 and 2 * len(prose) > len(words)
+
+
+# A definition's term at the head of a laid-out line ("CRUISE (or B): spend nothing; ..."): the
+# rules' summary hangs its text under the term, as the syntax does.
+_TERM = re.compile(r"[A-Z]{2,}(?: \([^)]*\))?:")
+
+
+def hung_running_text(lines: list[str]) -> list[str]:
+    """The lines of running text laid out as a hanging indent: a line set in (no quote, no
+    cells, no term it defines) whose sentence goes on on the next line four columns further in
+    (a link standing on its own line there is laid out)."""
+    found = []
+    for line, after in zip(lines, lines[1:], strict=False):
+        lead = _lead(line)
+        if not lead or _lead(after) != lead + 4 or ">" in (line[lead : lead + 1], after.strip()[:1]):
+            continue
+        if _CELLS.search(line[lead:]) or _TERM.match(line, lead) or BARE_LINK.fullmatch(after):
+            continue
+        if is_prose(f"{line} {after}"):
+            found.append(f"{line.strip()} / {after.strip()}")
+    return found
+
+
+def test_the_detector_tells_running_text_from_laid_out_lines() -> None:
+    hung = [
+        "  seat seb is now run by a robot (was seb@example.org); it is never mailed;",
+        "      the other players were told. Its orders for Turn 1 are on file.",
+    ]
+    assert hung_running_text(hung) == [f"{hung[0].strip()} / {hung[1].strip()}"]
+    paragraph = [hung[0], "  " + hung[1].strip()]
+    syntax = ["  DESIGN ACC n DEC n TOP n START n PRIME n OPTION n", "      SKILL n"]
+    cells = ["  SPEED n     how fast to go this turn, in miles per hour, from 0 up to", "      your top speed"]
+    quoted = ["  GM plot for kelly (used whenever nothing is on file at a deadline):", "      > USE 3"]
+    term = ["  CRUISE (or B): spend nothing; your score is the average score of those who", "      did not cruise"]
+    link = [
+        "  - line 1: not taken, as it does not settle on one order; to send USE 2, tap:",
+        "      mailto:x@y?subject=USE",
+    ]
+    for laid_out in (paragraph, syntax, cells, quoted, term, link):
+        assert hung_running_text(laid_out) == [], laid_out
+
+
+def test_the_gms_answers_are_paragraphs_within_78_columns(rc: TestApp) -> None:
+    """R6 of the final playtest: the GM's answers to PLOT, REPLACE ... ROBOT, PAUSE, RESUME,
+    PROCESS and ROLLBACK, alone and in one mail of several commands."""
+    player_says(rc, "anna", "USE 2")
+    for command in (
+        "PLOT rc1 kelly USE 3",
+        "REPLACE rc1 seb ROBOT",
+        "PAUSE rc1",
+        "RESUME rc1",
+        "PROCESS rc1",
+        "ROLLBACK rc1",
+        "PLOT rc1 anna USE 1\nSET rc1 anna ep 14\nPAUSE rc1",
+    ):
+        gm_says(rc, command)
+    answers = [m for m in mails(rc, GM) if " GM: " in str(m["Subject"]) or "Answers" in str(m["Subject"])]
+    assert len(answers) >= 7
+    for mail in answers:
+        where = f"{mail['Subject']}"
+        assert not _too_wide(mail), (where, _too_wide(mail))
+        assert not hung_running_text(_lines(mail)), (where, hung_running_text(_lines(mail)))
+
+
 def test_every_letter_signs_off_and_keeps_every_line_within_78_columns(rc: TestApp) -> None:
     _play(rc)
     every = mails(rc)
@@ -109,6 +191,7 @@ def test_every_letter_signs_off_and_keeps_every_line_within_78_columns(rc: TestA
         assert len(signature) == 1, (where, signature)
         assert GAME_SIGNOFF.fullmatch(signature[0]) or BOT_SIGNOFF.fullmatch(signature[0]), (where, signature)
         assert not _too_wide(mail), (where, _too_wide(mail))
+        assert not hung_running_text(lines), (where, hung_running_text(lines))
 
 
 _GAMES = {
@@ -152,3 +235,7 @@ def test_every_letter_of_a_whole_game_keeps_within_78_columns(tmp_path: Path, ki
         assert any(wanted in subject for subject in subjects), (wanted, sorted(subjects))
     for mail in every:
         assert not _too_wide(mail), (f"{mail['To']}: {mail['Subject']}", _too_wide(mail))
+        assert not hung_running_text(_lines(mail)), (
+            f"{mail['To']}: {mail['Subject']}",
+            hung_running_text(_lines(mail)),
+        )
