@@ -85,23 +85,61 @@ def test_a_refusal_decides_that_mail_only(
     )
 
 
-def test_a_421_closing_the_connection_is_temporary_and_the_batch_goes_on(sink: SmtpSink, mailer: SmtpMailer) -> None:
-    """421 at RCPT makes smtplib close the connection: TEMPORARY, reconnect, continue."""
+@pytest.mark.parametrize("stage", ["mail", "rcpt", "data"])
+def test_a_421_closing_the_connection_sends_the_same_mail_again_on_a_new_one(
+    sink: SmtpSink, mailer: SmtpMailer, stage: str
+) -> None:
+    """RFC 5321 3.8: a relay that answers 421 closes the channel and took nothing: the mail goes
+    again at once on a new connection, and each mail arrives once."""
     mails = [outgoing(f"p{i}@players.test") for i in range(3)]
-    sink.fail_rcpt("421 4.3.2 Shutting down", recipients=["p0@players.test"])
+    reply = "421 4.3.2 Shutting down"
+    if stage == "mail":
+        sink.fail_mail(reply, times=1)
+    else:
+        add = sink.fail_rcpt if stage == "rcpt" else sink.fail_data
+        add(reply, recipients=["p0@players.test"], times=1)
     results = mailer.send(mails)
-    assert [r.status for r in results] == [
-        SendStatus.TEMPORARY,
-        SendStatus.SENT,
-        SendStatus.SENT,
-    ]
+    assert [r.status for r in results] == [SendStatus.SENT] * 3
     assert sink.greetings == 2
+    assert sink.message_ids() == [m.message_id for m in mails]
+
+
+def test_a_connection_lost_before_the_final_dot_sends_the_same_mail_again_on_a_new_one(
+    sink: SmtpSink, mailer: SmtpMailer
+) -> None:
+    """Lost at RCPT (the relay holds nothing of the mail, RFC 5321 4.1.1.4): sent again at once."""
+    mails = [outgoing(f"p{i}@players.test") for i in range(3)]
+    sink.drop_connection("rcpt", recipients=["p1@players.test"], times=1)
+    results = mailer.send(mails)
+    assert [r.status for r in results] == [SendStatus.SENT] * 3
+    assert sink.greetings == 2
+    assert sink.message_ids() == [m.message_id for m in mails]
+
+
+def test_a_connection_the_relay_closed_while_idle_is_opened_again_for_the_next_mail(
+    sink: SmtpSink, mailer: SmtpMailer
+) -> None:
+    """The mails are taken one at a time (the drain reads a batch meanwhile): a relay that drops
+    the idle connection between two mails costs a new connection, not a mail."""
+    first, second = outgoing("p0@players.test"), outgoing("p1@players.test")
+
+    def mails() -> Iterator[OutgoingMail]:
+        yield first
+        sink.wait_for(1)
+        assert sink.drop_connections() == 1
+        yield second
+
+    results = mailer.send(mails())
+    assert [r.status for r in results] == [SendStatus.SENT] * 2
+    assert sink.greetings == 2
+    assert sink.message_ids() == [first.message_id, second.message_id]
 
 
 def test_a_dropped_connection_is_temporary_and_the_rest_of_the_batch_is_still_sent(
     sink: SmtpSink, mailer: SmtpMailer
 ) -> None:
-    """The relay drops the connection at DATA of mail 2: mail 2 TEMPORARY, 1 and 3 SENT."""
+    """The relay drops the connection after mail 2's final "." (it may have taken it): mail 2
+    TEMPORARY (the outbox sends it again later, with its Message-ID), 1 and 3 SENT."""
     mails = [outgoing(f"p{i}@players.test") for i in range(3)]
     sink.drop_connection("data", recipients=["p1@players.test"], times=1)
     results = mailer.send(mails)
@@ -115,7 +153,8 @@ def test_a_dropped_connection_is_temporary_and_the_rest_of_the_batch_is_still_se
 
 
 def test_reconnects_are_bounded_then_the_rest_is_temporary(sink: SmtpSink) -> None:
-    """A relay that always drops: max_reconnects + 1 tries, every mail TEMPORARY, no raise."""
+    """A relay that always drops: max_reconnects + 1 connections, each lost before the first mail
+    is taken, then every mail TEMPORARY, no raise."""
     mailer = SmtpMailer(sink.host, sink.port, security="none", timeout=10, max_reconnects=1)
     sink.drop_connection("rcpt", times=None)
     results = mailer.send([outgoing() for _ in range(4)])

@@ -4,7 +4,7 @@ was in flight")."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,13 +14,14 @@ from sqlalchemy import func, select
 
 from bot.clock import FixedClock
 from bot.db import Database
+from bot.faults import CrashPoint
 from bot.mail_out.drain import drain
 from bot.mail_out.mailer import OutgoingMail, SendResult
 from bot.mail_out.smtp import SmtpMailer
 from bot.models import Outbox, OutboxBody, OutboxStatus
-from bot.settings import DatabaseSettings
+from bot.settings import DatabaseSettings, Settings
 from tests.bot.conftest import make_settings
-from tests.servers import SmtpSink
+from tests.servers import Fault, SmtpSink
 
 T0 = datetime(2026, 12, 7, 5, 0, tzinfo=UTC)
 MAILS = 7
@@ -59,7 +60,7 @@ class _Watching:
 
     def send(
         self,
-        mails: Sequence[OutgoingMail],
+        mails: Iterable[OutgoingMail],
         on_result: Callable[[SendResult], None] | None = None,
         settle: Callable[[], None] | None = None,
     ) -> list[SendResult]:
@@ -85,7 +86,7 @@ def test_each_outcome_is_committed_by_the_sender_before_the_next_mail_can_be_acc
     tmp_path: Path, db_url: str, smtp_sink: SmtpSink
 ) -> None:
     smtp_sink.reset()
-    settings = replace(make_settings(tmp_path), database=DatabaseSettings(url=db_url))
+    settings = _settings(tmp_path, db_url)
     db = Database(db_url)
     try:
         with db.transaction() as session:
@@ -100,5 +101,56 @@ def test_each_outcome_is_committed_by_the_sender_before_the_next_mail_can_be_acc
         assert [(status, attempts) for status, attempts, _ in rows] == [(OutboxStatus.SENT, 1)] * MAILS
         assert all(sent_at is not None and sent_at.replace(tzinfo=UTC) == T0 for _, _, sent_at in rows)
         assert len(smtp_sink.messages) == MAILS
+        assert smtp_sink.greetings == 1  # three batches, one connection
     finally:
         db.dispose()
+
+
+class _DropBetweenBatches:
+    """At the n-th start of a batch (CrashPoint.BEFORE_SEND), the relay drops every connection
+    it holds, as a relay's idle timeout or restart would while the drain reads the batch."""
+
+    def __init__(self, sink: SmtpSink, at: int) -> None:
+        self.sink, self.at = sink, at
+        self.batches = 0
+        self.dropped = 0
+
+    def reached(self, point: CrashPoint) -> None:
+        if point is CrashPoint.BEFORE_SEND:
+            self.batches += 1
+            if self.batches == self.at:
+                self.dropped += self.sink.drop_connections()
+
+
+@pytest.mark.both_databases
+def test_a_drain_sends_each_mail_once_through_a_dropped_connection_and_a_421(
+    tmp_path: Path, db_url: str, smtp_sink: SmtpSink
+) -> None:
+    """The relay drops the drain's connection between two batches, and answers a later mail's
+    MAIL FROM with 421 (RFC 5321 3.8: it took nothing): each time the drain goes on over a new
+    connection, and every mail arrives once and is recorded sent at its first attempt."""
+    smtp_sink.reset()
+    settings = _settings(tmp_path, db_url)
+    db = Database(db_url)
+    try:
+        with db.transaction() as session:
+            session.add_all([_row(n) for n in range(MAILS)])
+        faults = _DropBetweenBatches(smtp_sink, at=2)
+        smtp_sink.add_fault(Fault("rcpt", "421 4.3.2 Shutting down", frozenset({"p5@players.test"})))
+        mailer = SmtpMailer(smtp_sink.host, smtp_sink.port, security="none", timeout=10)
+        report = drain(db, mailer, FixedClock(T0), settings, faults=faults)
+        assert faults.dropped == 1
+        assert (report.sent, report.retrying, report.failed) == (MAILS, 0, 0)
+        assert smtp_sink.message_ids() == [f"<d{n}@flagman.test>" for n in range(MAILS)]
+        assert smtp_sink.greetings == 3  # the first, after the drop, after the 421
+        with db.read() as session:
+            rows = session.execute(select(Outbox.status, Outbox.attempts).order_by(Outbox.id)).all()
+        assert [tuple(row) for row in rows] == [(OutboxStatus.SENT, 1)] * MAILS
+    finally:
+        db.dispose()
+
+
+def _settings(tmp_path: Path, db_url: str) -> Settings:
+    """Batches of 3: the 7 mails in three batches."""
+    settings = make_settings(tmp_path)
+    return replace(settings, database=DatabaseSettings(url=db_url), outbox=replace(settings.outbox, batch_size=3))
