@@ -232,11 +232,12 @@ def drain(
     relay reads that content, with the guarantee of a commit before the next send and without a
     database round trip between every two mails. Otherwise each outcome is committed as the
     relay answers. Either way in the sending thread, one statement a mail. Every outcome given
-    is committed before the next batch is read, so a batch never holds a mail already sent.
+    is committed before the next batch is read, and no row is handed to the mailer twice in
+    one drain.
     """
     outcomes = _Outcomes(db, clock, settings, faults)
-    done_ids: set[int] = set()
-    by_message_id: dict[str, _Sending] = {}
+    handed: set[int] = set()  # the rows handed to the mailer: never twice in one drain
+    by_message_id: dict[str, _Sending] = {}  # handed, no outcome yet
     unrecorded: list[tuple[_Sending, SendResult]] = []  # answered, not yet committed (a mailer that settles)
 
     def settle() -> None:
@@ -248,8 +249,7 @@ def drain(
     def record(result: SendResult) -> None:
         """The relay has answered for one mail."""
         faults.reached(CrashPoint.AFTER_SEND)
-        row = by_message_id[result.message_id]
-        done_ids.add(row.id)
+        row = by_message_id.pop(result.message_id)
         if mailer.settles:
             unrecorded.append((row, result))
         else:
@@ -260,10 +260,10 @@ def drain(
         before has its outcome (asked for by the mailer between two mails)."""
         while limit is None or sum(outcomes.counts.values()) + len(unrecorded) < limit:
             settle()  # every outcome of the batch before committed before the next is read
-            rows = [r for r in _due(db, clock.now(), settings.outbox.batch_size) if r.id not in done_ids]
+            rows = [r for r in _due(db, clock.now(), settings.outbox.batch_size) if r.id not in handed]
             if not rows:
                 return
-            by_message_id.clear()
+            handed.update(r.id for r in rows)
             by_message_id.update((r.message_id, r) for r in rows)
             faults.reached(CrashPoint.BEFORE_SEND)
             for r in rows:

@@ -64,9 +64,11 @@ class Mailer(Protocol):
         on_result: Callable[[SendResult], None] | None = None,
         settle: Callable[[], None] | None = None,
     ) -> list[SendResult]:
-        """Send the mails, taken from `mails` one at a time (the drain hands every batch of a
-        drain in one call, reading the next batch once the last mail's result is given); one
-        result per mail, in order. Never raises for one mail's failure.
+        """Send the mails, taken from `mails` one at a time, the next once the last one's result
+        is given (the drain hands every batch of a drain in one call, reading the next batch
+        when it is asked for the mail after a batch's last; a mailer that takes mails ahead of
+        its results gets no mail twice, only fewer a call); one result per mail, in order.
+        Never raises for one mail's failure.
 
         `on_result` is called with each mail's result as soon as the relay has answered for
         it, so the caller can record it before the next mail goes out; `settle` (a mailer that

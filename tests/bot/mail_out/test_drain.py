@@ -16,7 +16,7 @@ from bot.clock import FixedClock
 from bot.db import Database
 from bot.faults import CrashPoint
 from bot.mail_out.drain import drain
-from bot.mail_out.mailer import OutgoingMail, SendResult
+from bot.mail_out.mailer import OutgoingMail, SendResult, SendStatus
 from bot.mail_out.smtp import SmtpMailer
 from bot.models import Outbox, OutboxBody, OutboxStatus
 from bot.settings import DatabaseSettings, Settings
@@ -146,6 +146,50 @@ def test_a_drain_sends_each_mail_once_through_a_dropped_connection_and_a_421(
         with db.read() as session:
             rows = session.execute(select(Outbox.status, Outbox.attempts).order_by(Outbox.id)).all()
         assert [tuple(row) for row in rows] == [(OutboxStatus.SENT, 1)] * MAILS
+    finally:
+        db.dispose()
+
+
+class _ReadingAhead:
+    """A mailer that takes every mail it is handed before it answers for any (a batch at once),
+    and accepts them all."""
+
+    settles = False
+
+    def __init__(self) -> None:
+        self.taken: list[str] = []
+
+    def send(
+        self,
+        mails: Iterable[OutgoingMail],
+        on_result: Callable[[SendResult], None] | None = None,
+        settle: Callable[[], None] | None = None,
+    ) -> list[SendResult]:
+        batch = list(mails)
+        self.taken.extend(m.message_id for m in batch)
+        results = [SendResult(m.message_id, SendStatus.SENT) for m in batch]
+        for result in results:
+            if on_result is not None:
+                on_result(result)
+        return results
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_mailer_that_reads_ahead_is_handed_each_mail_once(tmp_path: Path, db_url: str) -> None:
+    """The drain reads its next batch as the mailer asks for the next mail; a mailer that asks
+    before it has answered for the last gets no mail twice in one drain (the first batch, then
+    the drain ends), and the next drain goes on from there."""
+    settings = _settings(tmp_path, db_url)
+    db = Database(db_url)
+    try:
+        with db.transaction() as session:
+            session.add_all([_row(n) for n in range(MAILS)])
+        mailer = _ReadingAhead()
+        reports = [drain(db, mailer, FixedClock(T0), settings) for _ in range(3)]
+        assert [r.sent for r in reports] == [3, 3, 1]
+        assert mailer.taken == [f"<d{n}@flagman.test>" for n in range(MAILS)]
     finally:
         db.dispose()
 
