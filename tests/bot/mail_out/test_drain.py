@@ -4,13 +4,14 @@ was in flight")."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 
 from bot.clock import FixedClock
 from bot.db import Database
@@ -146,6 +147,66 @@ def test_a_drain_sends_each_mail_once_through_a_dropped_connection_and_a_421(
         with db.read() as session:
             rows = session.execute(select(Outbox.status, Outbox.attempts).order_by(Outbox.id)).all()
         assert [tuple(row) for row in rows] == [(OutboxStatus.SENT, 1)] * MAILS
+    finally:
+        db.dispose()
+
+
+_serial = itertools.count()
+
+# What the relay does to one mail, and what the outbox must hold of it after the drain.
+_RELAY_DOES: dict[str, tuple[Fault | None, OutboxStatus, int]] = {
+    "accepts": (None, OutboxStatus.SENT, 1),
+    "421 at RCPT": (Fault("rcpt", "421 4.3.2 Shutting down"), OutboxStatus.SENT, 1),
+    "drops the connection at RCPT": (Fault("rcpt", drop=True), OutboxStatus.SENT, 1),
+    "drops the connection after the final dot": (Fault("data", drop=True), OutboxStatus.PENDING, 1),
+    "451 at RCPT": (Fault("rcpt", "451 4.3.0 Try again later"), OutboxStatus.PENDING, 1),
+    "550 at RCPT": (Fault("rcpt", "550 5.1.1 No such user"), OutboxStatus.FAILED, 1),
+}
+
+
+@pytest.mark.both_databases
+def test_whatever_the_relay_does_each_row_is_handed_once_and_ends_as_its_fault_calls_for(
+    tmp_path: Path, db_url: str, smtp_sink: SmtpSink
+) -> None:
+    """Property: for any number of mails, batch size, what the relay does to each mail and a
+    drop of the idle connection before any batch, one drain hands each due row to the relay
+    once: the rows the relay accepted are SENT at their first attempt and at the relay once, a
+    mail it may have taken or put off waits for its retry, one it refused for good FAILED."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    db = Database(db_url)
+    mailer = SmtpMailer(smtp_sink.host, smtp_sink.port, security="none", timeout=10, max_reconnects=100)
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(
+        st.lists(st.sampled_from(sorted(_RELAY_DOES)), min_size=1, max_size=8),
+        st.integers(min_value=1, max_value=4),
+        st.integers(min_value=0, max_value=4),
+    )
+    def check(doings: list[str], batch_size: int, drop_before_batch: int) -> None:
+        smtp_sink.reset()
+        with db.transaction() as session:
+            session.execute(delete(OutboxBody))
+            session.execute(delete(Outbox))
+            rows = [_row(next(_serial)) for _ in doings]
+            session.add_all(rows)
+        for row, doing in zip(rows, doings, strict=True):
+            fault = _RELAY_DOES[doing][0]
+            if fault is not None:
+                smtp_sink.add_fault(replace(fault, recipients=frozenset({row.recipient})))
+        base = _settings(tmp_path, db_url)
+        drops = _DropBetweenBatches(smtp_sink, at=drop_before_batch)  # 0: never
+        drain(
+            db, mailer, FixedClock(T0), replace(base, outbox=replace(base.outbox, batch_size=batch_size)), faults=drops
+        )
+        with db.read() as session:
+            ended = session.execute(select(Outbox.message_id, Outbox.status, Outbox.attempts).order_by(Outbox.id)).all()
+        assert [(status, attempts) for _, status, attempts in ended] == [_RELAY_DOES[d][1:] for d in doings]
+        assert smtp_sink.message_ids() == [mid for mid, status, _ in ended if status == OutboxStatus.SENT]
+
+    try:
+        check()
     finally:
         db.dispose()
 
