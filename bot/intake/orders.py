@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from bot import dice
+from bot import dice, store
 from bot.clock import as_utc
 from bot.commands import suggest
 from bot.commands.grammar import ForTheGm, is_courtesy
@@ -682,9 +682,9 @@ def _orders_confirmed(
     merged = parsed.orders if earlier is None else rules.merge_orders(earlier, parsed.orders)
     if earlier and (
         (read is not None and read.keeps_rest)
-        or (merged == parsed.orders and _adds_a_part(rules, state, seat.name, earlier, parsed.orders))
+        or (merged == parsed.orders and store.adds_a_part(rules, state, seat.name, earlier, parsed.orders))
     ):
-        merged = _with_the_rest(rules, state, seat.name, earlier, merged)
+        merged = store.with_the_rest(rules, state, seat.name, earlier, merged)
         # Filed as the whole set it makes, so that the tick's fold (`store.orders_on_file`)
         # reads the same set.
         filed = rules.format_orders(merged)
@@ -756,34 +756,6 @@ def _set_facts(
         # costs 2 wear and a top speed test").
         "consequences": list(rules.consequences(state, seat.name, merged)),
     }
-
-
-def _adds_a_part(
-    rules: AnyGame, state: GameState, seat: str, earlier: tuple[GameOrder, ...], sent: tuple[GameOrder, ...]
-) -> bool:
-    """Whether a mail the game's merge files alone adds to the complete set on file: it lacks
-    what the turn needs (the set on file has it) and names no kind of order the set on file names
-    ("TYRES OPTION" after a whole DESIGN). `_with_the_rest` keeps the set on file only where the
-    game takes both together now."""
-    return (
-        rules.is_complete(state, seat, earlier)
-        and not rules.is_complete(state, seat, sent)
-        and not {type(order) for order in earlier} & {type(order) for order in sent}
-    )
-
-
-def _with_the_rest(
-    rules: AnyGame, state: GameState, seat: str, earlier: tuple[GameOrder, ...], merged: tuple[GameOrder, ...]
-) -> tuple[GameOrder, ...]:
-    """The set after a mail that said "keep the rest": the mail's orders, and every order on file
-    of a kind the mail did not send, when the game takes them together as a set now; else the
-    mail's orders alone (the confirmation then says what is no longer on file)."""
-    sent = {type(order) for order in merged}
-    kept = [order for order in earlier if type(order) not in sent]
-    if not kept:
-        return merged
-    together = rules.parse_orders(state, seat, rules.format_orders((*merged, *kept)))
-    return together.orders if together.orders and not together.problems else merged
 
 
 def _against_the_set_on_file(
