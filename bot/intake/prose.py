@@ -679,10 +679,28 @@ class _Clauses:
         elif cut_short:
             self.passed.append(" ".join(words))
             self.hedged = self.hedged or bool(lowered & HEDGES) or "?" in line
+        elif len(found) > 1 and not (lowered & HEDGES or "?" in line) and _one_set(reader, found):
+            # "SPEED 60 PATH A A A", "I'd like SPEED 40 and LANE B": parts of one set, not
+            # alternatives; each is applied.
+            self.applied += [phrase for _, _, phrase in found]
         elif len(found) > 1 or lowered & HEDGES or "?" in line:
             self.offered += [phrase for _, _, phrase in found]
         else:
             self.applied.append(found[0][2])
+
+
+def _one_set(reader: _Reader, found: Sequence[tuple[int, int, str]]) -> bool:
+    """Whether the phrases of one clause are parts of one set: each one order alone, no two of a
+    kind, and the game takes them together as they stand."""
+    kinds: set[type] = set()
+    for _, _, phrase in found:
+        if not reader.budget.spend():
+            return False
+        alone = reader.rules.parse_orders(reader.state, reader.seat, phrase)
+        if len(alone.orders) != 1 or alone.problems or type(alone.orders[0]) in kinds:
+            return False
+        kinds.add(type(alone.orders[0]))
+    return _takes(reader.rules, reader.state, reader.seat, "\n".join(p for _, _, p in found), reader.budget)
 
 
 def _note(number: int, original: str, for_gm: ForTheGm | None) -> tuple[Reading, list[str]]:

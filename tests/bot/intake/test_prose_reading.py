@@ -302,3 +302,29 @@ def test_a_question_beside_orders_reaches_the_gm_whether_the_orders_are_taken_or
     to_kelly = _flat(body_of(last(rc, ADDRESS["kelly"])))
     assert "not accepted" in to_kelly and "a question, passed on to the GM" in to_kelly
     assert "What happens if I run out of EP?" in _flat(body_of(last(rc, GM)))
+
+
+def test_parts_of_one_set_on_one_line_are_taken_together(gapp: TestApp) -> None:
+    """Played by mail (playtest5 PR1): "SPEED 60 LINE", "SPEED 60 PATH A A A", "I'd like SPEED 40
+    and LANE B" were "not taken, as it does not settle on one order", each part offered as a
+    tap of its own: they are the parts of one plot (speed-circuit.md §8: SPEED, PATH, PUSH ...
+    are lines of one set), read together with the reading echoed. Two of one kind, a hedge or
+    a question still offer each."""
+    one_lap_race(gapp, ("kelly", "seb"))
+    for line, filed in (
+        ("SPEED 60 LINE", ["SPEED 60", "LINE"]),
+        ("SPEED 60 PATH A A A", ["SPEED 60", "PATH A A A"]),
+        ("I'd like SPEED 40 and LANE B", ["SPEED 40", "LANE B"]),
+        ("speed 60 line push no", ["SPEED 60", "LINE", "PUSH NO"]),
+    ):
+        player_says(gapp, "kelly", line, game="sc1")
+        told = _flat(body_of(last(gapp, ADDRESS["kelly"])))
+        assert "read as " + " / ".join(filed) in told and "does not settle" not in told, told
+        assert _filed(gapp)[-1].splitlines() == filed
+    player_says(gapp, "kelly", "SPEED 40 or SPEED 60", game="sc1")
+    assert "does not settle on one order" in _flat(body_of(last(gapp, ADDRESS["kelly"])))
+    # Racecraft takes one order a turn: two orders on a line are still alternatives offered.
+    orders = {p: RACECRAFT.parse_orders(RC_STATE, p, "USE 3").orders for p in "abcde"}
+    tactical = RACECRAFT.resolve(RC_STATE, orders, random.Random(2)).state  # CRUISE allowed
+    (two,) = _read(RACECRAFT, tactical, "a", "USE 2 CRUISE").readings
+    assert two.applied == () and set(two.offered) == {"USE 2", "CRUISE"}
