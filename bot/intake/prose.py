@@ -16,6 +16,9 @@ parser did not understand:
 * a clause that **hedges** ("maybe", "perhaps", "might", "or", a question mark) or holds more
   than one phrase is not applied either: its phrases are offered back as one-tap links, and
   the player decides;
+* a clause that gives, after "or", another value for the phrase of the clause before it ("I
+  think DESIGN ACC 2 would be good, or maybe TOP 2", "speed 40, or 60") offers each of the two
+  readings, the one in place of the other, never the two added up;
 * a clause with a number or an order word beside its phrases that no phrase takes ("round 2
   should be F2", "ROUND 3: F1 L F1", "bid 2 wear") is **not read**: the phrase is not all the
   player wrote, and a tap on it would file orders without the rest; the game's own reason for
@@ -347,20 +350,24 @@ def _alternatives(
     found: Sequence[tuple[int, int, str]],
     budget: _Budget,
 ) -> list[tuple[int, int, str]]:
-    """The other readings a phrase offers with "or" ("use 2 or 3": USE 2 and USE 3): the phrase
-    with its last word in place of the word after "or", where the game takes that as an order."""
+    """The other readings a phrase offers with "or" ("use 2 or 3", "speed 40 or maybe 60": USE 2
+    and USE 3, SPEED 40 and SPEED 60): the phrase with its last word in place of the word after
+    "or" (and a hedge after it), where the game takes that as an order."""
     more: list[tuple[int, int, str]] = []
     for start, end, _ in found:
         at = end
         while at + 1 < len(words) and words[at].lower() == "or":
-            candidate = _as_order([*words[start : end - 1], words[at + 1]])
+            value = at + 1
+            while value + 1 < len(words) and _normal(words[value]) in HEDGES:
+                value += 1
+            candidate = _as_order([*words[start : end - 1], words[value]])
             if not budget.spend():
                 break
             parsed = rules.parse_orders(state, seat, candidate)
             if not parsed.orders or parsed.problems:
                 break
-            more.append((at, at + 2, rules.format_orders(parsed.orders)))
-            at += 2
+            more.append((at, value + 1, rules.format_orders(parsed.orders)))
+            at = value + 1
     return more
 
 
@@ -403,6 +410,37 @@ def _continued(
     if len(longer.orders) != 1 or longer.problems or longer.orders == alone.orders:
         return None
     return rules.format_orders(alone.orders), rules.format_orders(longer.orders)
+
+
+def _or_instead(
+    reader: _Reader, said: _Said, words: Sequence[str], found: Sequence[tuple[int, int, str]], same_kind: bool
+) -> tuple[str, str] | None:
+    """A clause that offers, after "or", another value for the phrase `said` of the clause
+    before it, in its place and never added to it ("DESIGN ACC 2 would be good, or maybe TOP 2":
+    DESIGN TOP 2 or DESIGN ACC 2; "speed 40, or 60": SPEED 60 or SPEED 40): the phrase alone and
+    the other reading, as order lines, where the game takes each as one order now and they
+    differ; None otherwise. The other reading is the clause's own phrase, where it is one order
+    of the same kind, else the phrase's order word with the clause's words up to their last
+    number (hedges and courtesies left out)."""
+    if "or" not in {_normal(w) for w in words} or (found and (not same_kind or len(found) != 1)):
+        return None
+    if found:
+        other = found[0][2]
+    else:
+        rest = [w for w in words if _normal(w) not in HEDGES | _JOINING and not is_courtesy(w)]
+        numbered = [i for i, w in enumerate(rest) if any(c.isdigit() for c in w)]
+        if not numbered:
+            return None
+        other = _as_order([_words(said.text)[0], *rest[: numbered[-1] + 1]])
+    if not reader.budget.spend():
+        return None
+    alone = said.parsed()
+    parsed = reader.rules.parse_orders(reader.state, reader.seat, other)
+    if len(alone.orders) != 1 or alone.problems or len(parsed.orders) != 1 or parsed.problems:
+        return None
+    if parsed.orders == alone.orders:
+        return None
+    return reader.rules.format_orders(alone.orders), reader.rules.format_orders(parsed.orders)
 
 
 def _same_kind(rules: AnyGame, state: GameState, seat: str, said: _Said, phrase: str, budget: _Budget) -> bool:
@@ -605,13 +643,17 @@ class _Clauses:
         same_kind = bool(said.text and found) and all(
             _same_kind(rules, state, seat, said, phrase, budget) for _, _, phrase in found
         )
+        instead = _or_instead(reader, said, words, found, same_kind) if said.text else None
         more = (
             _continued(rules, state, seat, said, words, budget)
             if said.text
+            and instead is None
             and (same_kind or not any(_takes(rules, state, seat, phrase, budget) for _, _, phrase in found))
             else None
         )
-        if more is None and same_kind and {_normal(w) for w in words} & HEDGES:
+        if instead is not None:
+            self._instead(*instead)
+        elif more is None and same_kind and {_normal(w) for w in words} & HEDGES:
             # The hedged longer reading the game refuses: not read, and why it is not offered.
             self.passed.append(" ".join(words))
             self._not_offered(reader, words)
@@ -626,6 +668,14 @@ class _Clauses:
     def _not_offered(self, reader: _Reader, words: Sequence[str]) -> None:
         refused = _refused_reading(reader.rules, reader.state, reader.seat, self.said_last, words, reader.budget)
         self.not_offered += [refused] if refused is not None else []
+
+    def _instead(self, earlier: str, other: str) -> None:
+        """ "DESIGN ACC 2 would be good, or maybe TOP 2": another value for the order before,
+        offered beside it; the line applies nothing itself."""
+        self.applied = [p for p in self.applied if p != earlier]
+        self.offered = [*(p for p in self.offered if p != earlier), earlier, other]
+        self.hedged = True
+        self.said_last = ""
 
     def _goes_on(self, words: Sequence[str], earlier: str, longer: str) -> None:
         """ "bid wear 2, maybe skill 1": the clause goes on with the order before it; a hedge

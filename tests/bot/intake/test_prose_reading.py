@@ -321,8 +321,11 @@ def test_parts_of_one_set_on_one_line_are_taken_together(gapp: TestApp) -> None:
         told = _flat(body_of(last(gapp, ADDRESS["kelly"])))
         assert "read as " + " / ".join(filed) in told and "does not settle" not in told, told
         assert _filed(gapp)[-1].splitlines() == filed
-    player_says(gapp, "kelly", "SPEED 40 or SPEED 60", game="sc1")
-    assert "does not settle on one order" in _flat(body_of(last(gapp, ADDRESS["kelly"])))
+    for hedged in ("SPEED 40 or SPEED 60", "SPEED 40 or maybe 60", "speed 40, or 60"):
+        player_says(gapp, "kelly", hedged, game="sc1")
+        told = body_of(last(gapp, ADDRESS["kelly"]))
+        assert "does not settle on one order" in _flat(told), told
+        assert "subject=SPEED%2040" in told and "subject=SPEED%2060" in told, told
     # Racecraft takes one order a turn: two orders on a line are still alternatives offered.
     orders = {p: RACECRAFT.parse_orders(RC_STATE, p, "USE 3").orders for p in "abcde"}
     tactical = RACECRAFT.resolve(RC_STATE, orders, random.Random(2)).state  # CRUISE allowed
