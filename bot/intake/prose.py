@@ -16,6 +16,9 @@ parser did not understand:
 * a clause that **hedges** ("maybe", "perhaps", "might", "or", a question mark) or holds more
   than one phrase is not applied either: its phrases are offered back as one-tap links, and
   the player decides;
+* a line that corrects what the mail said above it ("Wait, actually make that DESIGN TOP 2"
+  under DESIGN ACC 1 DEC 1) takes back each line above that the game refuses beside it: the
+  last word counts, and the reading says what it took back;
 * a clause that gives, after "or", another value for the phrase of the clause before it ("I
   think DESIGN ACC 2 would be good, or maybe TOP 2", "speed 40, or 60") offers each of the two
   readings, the one in place of the other, never the two added up;
@@ -875,6 +878,26 @@ def _reason_from_order_word(reader: _Reader, line: str) -> str:
     return parsed.problems[0].reason if parsed.problems else ""
 
 
+def _taking_back(reader: _Reader, reading: Reading, before: list[str]) -> Reading:
+    """A line that corrects what the mail said before it ("Wait, actually make that DESIGN TOP
+    2" under DESIGN ACC 1 DEC 1): each earlier line of the mail (`before`, the order lines so
+    far) that is one order the game takes, and that the game refuses beside the line's orders
+    (a second DESIGN, a second USE), is taken out of `before` -- the last word counts -- and the
+    reading says what it took back."""
+    took_back: list[str] = []
+    for index, earlier in enumerate(before):
+        if not earlier.strip() or not reader.budget.spend():
+            continue
+        alone = reader.rules.parse_orders(reader.state, reader.seat, earlier)
+        if len(alone.orders) != 1 or alone.problems or not reader.budget.spend():
+            continue
+        beside = reader.rules.parse_orders(reader.state, reader.seat, "\n".join([earlier, *reading.applied]))
+        if beside.problems:
+            took_back.append(reader.rules.format_orders(alone.orders))
+            before[index] = ""
+    return dataclasses.replace(reading, corrected=(*reading.corrected, *took_back)) if took_back else reading
+
+
 def _order_lines(applied: Sequence[str]) -> list[str]:
     """The lines that take the place of a line read as the orders `applied` (one empty line
     when none is: the lines after it keep their numbers)."""
@@ -902,6 +925,8 @@ def read(
             if number not in unread or len(line) > MAX_LINE_CHARS
             else _read_line(reader, result, number, line)
         )
+        if reading is not None and reading.applied and _CORRECTION.match(line):
+            reading = _taking_back(reader, reading, out)
         if reading is not None:
             result.readings.append(reading)
         out += lines

@@ -331,3 +331,40 @@ def test_parts_of_one_set_on_one_line_are_taken_together(gapp: TestApp) -> None:
     tactical = RACECRAFT.resolve(RC_STATE, orders, random.Random(2)).state  # CRUISE allowed
     (two,) = _read(RACECRAFT, tactical, "a", "USE 2 CRUISE").readings
     assert two.applied == () and set(two.offered) == {"USE 2", "CRUISE"}
+
+
+def test_a_correction_further_down_the_mail_takes_back_the_order_it_corrects(gapp: TestApp) -> None:
+    """Played by mail (playtest5 SC2): "DESIGN ACC 1 DEC 1 / TYRES OPTION / Wait, actually make that
+    DESIGN TOP 2" was refused: "DESIGN given twice; the first one counts". A human reads "actually
+    make that" as the correction: the last word counts, and the answer says what it took back."""
+    with gapp.db.transaction() as session:
+        create_game(
+            gapp.shell,
+            session,
+            kind="speed_circuit",
+            name="sc1",
+            players=[PlayerSpec(s, ADDRESS[s], s.title(), "UTC") for s in ("kelly", "seb")],
+            gm_address=GM,
+            deadline="24h",
+            seed=3,
+            options={"laps": "1"},
+        )
+    gapp.service.send()
+    player_says(gapp, "kelly", "DESIGN ACC 1 DEC 1\nTYRES OPTION\n\nWait, actually make that DESIGN TOP 2", game="sc1")
+    told = _flat(body_of(last(gapp, ADDRESS["kelly"])))
+    assert "given twice" not in told and "not allowed now" not in told, told
+    assert "your correction: DESIGN ACC 1 DEC 1 TOP 0 START 0 PRIME 0 OPTION 0 SKILL 0 before it is not taken" in told
+    assert _filed(gapp)[-1].splitlines() == [
+        "DESIGN ACC 0 DEC 0 TOP 2 START 0 PRIME 0 OPTION 0 SKILL 0",
+        "TYRES OPTION",
+    ]
+    # Racecraft: the USE above is taken back; SpeedPhreakz: another round's program is no
+    # correction of round 1's, both stand.
+    text = "USE 2\nActually, use 3"
+    read = _read(RACECRAFT, RC_STATE, "a", text)
+    assert read.text.split() == ["USE", "3"] and read.readings[0].corrected == ("USE 2",)
+    text = "ROUND 1: F1\nactually make that ROUND 2: F2"
+    read = _read(SPEEDPHREAKZ, SP_STATE, "ann", text)
+    assert "ROUND 1: F1" in read.text and read.readings[0].corrected == (), read
+    read = _read(SPEEDPHREAKZ, SP_STATE, "ann", "ROUND 1: F1\nactually make that ROUND 1: F2")
+    assert read.text.split("\n") == ["", "ROUND 1: F2"] and read.readings[0].corrected == ("ROUND 1: F1",)
