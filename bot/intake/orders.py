@@ -556,18 +556,18 @@ def _not_taken(
     taken = rules.taken(state, seat.name, parsed.orders, _OthersOnFile(batch, session, turn, rules, state, seat))
     if not taken:
         return parsed
-    mail_lines = text.splitlines()
+    # Each refused on the line it was read from, quoted as it was read ("COLOUR blue" of "I'll
+    # take blue and start at 2,5"): the prose line's other orders stand.
     read_lines = (read.text if read is not None and read.readings else text).splitlines()
     problems = list(parsed.problems)
     refused = [order for order, _ in taken]
     for order, reason in taken:
-        number = next(
+        at = next(
             (i for i, line in enumerate(read_lines, 1) if order in rules.parse_orders(state, seat.name, line).orders),
             0,
         )
-        if read is not None and read.readings and number:
-            number = read.line_no(number)
-        line = mail_lines[number - 1] if 0 < number <= len(mail_lines) else rules.format_orders((order,))
+        line = read_lines[at - 1] if at else rules.format_orders((order,))
+        number = read.line_no(at) if read is not None and read.readings and at else at
         problems.append(OrderProblem(number, line, reason, ProblemKind.ILLEGAL))
     orders = tuple(o for o in parsed.orders if o not in refused)
     problems.sort(key=lambda p: p.line_no)

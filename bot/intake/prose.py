@@ -34,6 +34,9 @@ parser did not understand:
   reading echoed; two numbers, a hedge or a question offer each number as a one-tap link; a
   number the game refuses now stays a line not understood, with the game's reason. A line
   with no number is never read so;
+* where the game takes COLOUR, a colour named alone ("Blue please"), by what it colours ("the
+  red car") or after a word of choosing ("I'll take blue", "in green") is read as COLOUR; a
+  colour another seat has is then refused with whose it is, the line's other orders standing;
 * a line with no digit, no word in capitals and no order word is a **note** ("Good luck,
   everyone!"): passed over, not refused;
 * a line with an order word that is not an order of the game, or one the game refuses, stays a
@@ -79,6 +82,11 @@ _HEADINGS = {
 }
 # "the green car": a colour named by what it colours, where the game takes a COLOUR order.
 _COLOURED = frozenset({"car", "one", "colour", "color", "livery"})
+# "I'll take blue", "I'd like red", "go with green", "in silver": a colour named after a word of
+# choosing, where the game takes COLOUR <colour>.
+_CHOOSING = frozenset(
+    {"take", "taking", "have", "want", "like", "choose", "pick", "prefer", "with", "get", "grab", "in"}
+)
 _SPELLINGS = {"COLOR": "COLOUR"}  # the order word as some write it
 # An order word as a sentence writes it ("starting at 2,5 facing north"): read where the game
 # takes the order word, never making a line with no order word in it orders (a note stays one).
@@ -315,14 +323,17 @@ def _phrases(
         if (
             "COLOUR" in orders
             and word not in orders
-            and index + 1 < len(words)
-            and words[index + 1].lower() in _COLOURED
             and words[index].isalpha()
+            and (
+                (index + 1 < len(words) and words[index + 1].lower() in _COLOURED)
+                or (index > 0 and words[index - 1].lower() in _CHOOSING)
+            )
         ):
             colour = tried(f"COLOUR {words[index]}")
             if colour is not None and colour[1]:
-                found.append((index, index + 2, colour[0]))
-                index += 2
+                past = index + 2 if index + 1 < len(words) and words[index + 1].lower() in _COLOURED else index + 1
+                found.append((index, past, colour[0]))
+                index = past
                 continue
         if word not in orders and words[index] not in letters and not _option_letter(words, index, letters):
             index += 1
@@ -756,6 +767,21 @@ def _one_set(reader: _Reader, found: Sequence[tuple[int, int, str]]) -> bool:
     return _takes(reader.rules, reader.state, reader.seat, "\n".join(p for _, _, p in found), reader.budget)
 
 
+def _names_a_colour(reader: _Reader, line: str) -> bool:
+    """Whether a line with no order word names a colour the game takes as COLOUR now ("Blue
+    please", "I'd like the red car", "I'll take green"): read as prose, not passed over as a
+    note, so that the colour is taken, or refused with whose it is."""
+    if "COLOUR" not in reader.orders:
+        return False
+    return any(
+        phrase.startswith("COLOUR ")
+        for clause in _CLAUSE.split(line)
+        for _, _, phrase in _phrases(
+            reader.rules, reader.state, reader.seat, _words(clause), reader.orders, reader.budget, reader.letters
+        )
+    )
+
+
 def _note(number: int, original: str, for_gm: ForTheGm | None) -> tuple[Reading, list[str]]:
     """A line read as a note: passed over, its place kept (the lines after it keep their numbers)."""
     return Reading(number, original.strip(), note=True, for_gm=for_gm), [""]
@@ -776,7 +802,7 @@ def _read_line(reader: _Reader, result: ProseResult, number: int, line: str) -> 
     figure = _one_figure(reader, result, number, line)
     if figure is not None:
         return figure
-    if _is_note(line, reader.orders, reader.letters):
+    if _is_note(line, reader.orders, reader.letters) and not _names_a_colour(reader, line):
         return _note(number, original, for_the_gm(line))
     beside = _asked_and_rest(line)
     if beside is not None and not _is_note(beside[1], reader.orders, reader.letters):

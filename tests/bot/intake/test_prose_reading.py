@@ -368,3 +368,39 @@ def test_a_correction_further_down_the_mail_takes_back_the_order_it_corrects(gap
     assert "ROUND 1: F1" in read.text and read.readings[0].corrected == (), read
     read = _read(SPEEDPHREAKZ, SP_STATE, "ann", "ROUND 1: F1\nactually make that ROUND 1: F2")
     assert read.text.split("\n") == ["", "ROUND 1: F2"] and read.readings[0].corrected == ("ROUND 1: F1",)
+
+
+def test_a_colour_in_prose_is_read_and_a_taken_one_is_refused_with_whose_it_is(gapp: TestApp) -> None:
+    """Played by mail (playtest5 SP1): after kelly's COLOUR blue, seb's "I'll take blue and start
+    at 2,5 facing N. Round 1 F1, round 2 F1" was read as the start and rounds alone: nothing
+    said "blue" was not read, or that it is kelly's, and the results gave seb red. A colour
+    named in prose is read ("I'll take blue", "I'd like red", "in green"); one taken is refused
+    with whose it is, and the line's other orders stand."""
+    for line, read in (
+        ("I'd like red", ("COLOUR red",)),
+        ("Blue please", ("COLOUR blue",)),
+        ("Start at 2,5 facing N in green", ("START 2,5 FACING N", "COLOUR green")),
+        ("I'll have the pink one. ROUND 1: F1", ("COLOUR pink", "ROUND 1: F1")),
+    ):
+        (reading,) = _read(SPEEDPHREAKZ, SP_STATE, "ann", line).readings
+        assert reading.applied == read, (line, reading)
+    for note in ("I'll take it slowly", "Good luck with the race everyone!", "Thanks please"):
+        assert all(r.note for r in _read(SPEEDPHREAKZ, SP_STATE, "ann", note).readings), note
+    with gapp.db.transaction() as session:
+        create_game(
+            gapp.shell,
+            session,
+            kind="speedphreakz",
+            name="sp1",
+            players=[PlayerSpec(s, ADDRESS[s], s.title(), "UTC") for s in ("kelly", "seb", "anna")],
+            gm_address=GM,
+            deadline="24h",
+            seed=3,
+        )
+    gapp.service.send()
+    player_says(gapp, "kelly", "COLOUR blue", game="sp1")
+    player_says(gapp, "seb", "I'll take blue and start at 2,5 facing N. Round 1 F1, round 2 F1", game="sp1")
+    told = _flat(body_of(last(gapp, ADDRESS["seb"])))
+    assert 'line 1: "COLOUR blue" blue is taken by kelly; free: red' in told, told
+    assert "without line 1 (COLOUR): the orders below count without it" in told, told
+    assert _filed(gapp)[-1].splitlines() == ["START 2,5 FACING N", "ROUND 1: F1", "ROUND 2: F1"]
