@@ -574,6 +574,58 @@ def _not_taken(
     return Parsed(orders, tuple(problems), rules.is_complete(state, seat.name, orders))
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _TurnBefore:
+    """The words saying the turn before is over and what it used for the seat (`words`), for
+    the lines that start with an order word that turn took and this one takes none of
+    (`order_words`)."""
+
+    words: str
+    order_words: frozenset[str]
+
+
+def _of_the_turn_before(problem: OrderProblem, order_words: frozenset[str]) -> bool:
+    """Whether a line refused now starts with an order word of the turn before only."""
+    words = problem.line.split()
+    return bool(words) and problem.kind is ProblemKind.ILLEGAL and words[0].upper() in order_words
+
+
+def _turn_before(
+    session: Session, seat: Seat, rules: AnyGame, shown: Sequence[OrderProblem], order_help: str
+) -> _TurnBefore | None:
+    """Where a line refused now is an order of the turn before alone (a grid bid sent in the
+    race: BID was qualifying's order, the race takes none): that turn is over, and the orders
+    it used for the seat (its own, the GM's plot, or the default), said beside the game's
+    reason. None when no such line is refused (one query more only then)."""
+    now = prose.order_words(order_help)
+    if not any(
+        p.kind is ProblemKind.ILLEGAL and p.line.split() and p.line.split()[0].upper() not in now for p in shown
+    ):
+        return None
+    before = store.last_resolved_turn(session, seat.game)
+    if before is None:
+        return None
+    state = rules.load_state(before.state)
+    if seat.name not in rules.expected_players(state):
+        return None
+    then = prose.order_words(rules.order_help(state, seat.name)) - now
+    if not any(_of_the_turn_before(p, then) for p in shown):
+        return None
+    rows = store.submissions(session, before, seat)
+    own = store.orders_on_file(rules, state, seat, rows)
+    how = "own"
+    if own is None:
+        filed = [r for r in rows if r.source in ("default", "plot")]
+        how = filed[-1].source if filed else "default"
+        own = (
+            rules.parse_orders(state, seat.name, filed[-1].text).orders
+            if filed
+            else rules.default_orders(state, seat.name)
+        )
+    used = " / ".join(rules.format_orders(own).splitlines())
+    return _TurnBefore(say("intake_turn_before", label=before.label, used=used, how=how), then)
+
+
 def _answer_context(
     batch: Batch,
     session: Session,
@@ -594,12 +646,15 @@ def _answer_context(
     zone = seat.player.timezone
     ctx = game_context(shell, game, rules)
     known = suggest.vocabulary(order_help=order_help) if parsed.problems else None
+    over = _turn_before(session, seat, rules, shown, order_help)
     problems = [
         {
             "line_no": p.line_no,
             "line": echo(p.line),
             "illegal": p.kind is ProblemKind.ILLEGAL,
-            "reason": suggest.with_suggestion(p.reason, p.line, known) if p.kind is ProblemKind.INVALID else p.reason,
+            "reason": suggest.with_suggestion(p.reason, p.line, known)
+            if p.kind is ProblemKind.INVALID
+            else (f"{over.words}; {p.reason}" if over and _of_the_turn_before(p, over.order_words) else p.reason),
         }
         for p in shown
     ]
