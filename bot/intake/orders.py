@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 
 from bot import dice, store
 from bot.clock import as_utc
-from bot.commands import suggest
+from bot.commands import GM_VERBS, suggest
 from bot.commands.grammar import ForTheGm, is_courtesy
 from bot.facts import Claims
 from bot.fate import Answer, Done, Letter, Notice, Refused, Submission
@@ -574,6 +574,22 @@ def _not_taken(
     return Parsed(orders, tuple(problems), rules.is_complete(state, seat.name, orders))
 
 
+def _gm_verb(rules: AnyGame, turn: Turn, seat: Seat, problem: OrderProblem, order_help: str) -> str:
+    """The reason for a player's line that starts with a GM command's verb and no order word of
+    the game ("PREVIEW", "PAUSE sc1"): it is the GM's command, not an order; for PREVIEW, where
+    the game foresees what orders cost, that the confirmation says it, else how to ask the GM.
+    Empty for any other line."""
+    words = problem.line.split()
+    command = GM_VERBS.get(words[0].upper()) if words else None
+    if command is None or command.verb in prose.order_words(order_help):
+        return ""
+    costs = False
+    if command.verb == "PREVIEW":
+        state = rules.load_state(turn.state)
+        costs = bool(rules.consequences(state, seat.name, rules.default_orders(state, seat.name)))
+    return say("intake_gm_verb", verb=command.verb, summary=command.summary, costs=costs, game=seat.game.name)
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class _TurnBefore:
     """The words saying the turn before is over and what it used for the seat (`words`), for
@@ -652,7 +668,7 @@ def _answer_context(
             "line_no": p.line_no,
             "line": echo(p.line),
             "illegal": p.kind is ProblemKind.ILLEGAL,
-            "reason": suggest.with_suggestion(p.reason, p.line, known)
+            "reason": (_gm_verb(rules, turn, seat, p, order_help) or suggest.with_suggestion(p.reason, p.line, known))
             if p.kind is ProblemKind.INVALID
             else (f"{over.words}; {p.reason}" if over and _of_the_turn_before(p, over.order_words) else p.reason),
         }
