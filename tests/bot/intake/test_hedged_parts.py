@@ -181,3 +181,30 @@ def test_the_alternative_by_mail_files_nothing_and_offers_both(gapp: TestApp) ->
         and "subject=DESIGN%20ACC%200%20DEC%200%20TOP%202" in text
     )
     assert "cannot be offered" not in text and "does not settle on one order" in words_of(last(gapp, ADDRESS["kelly"]))
+
+
+ROWS = ("ACC", "DEC", "TOP", "START", "PRIME", "OPTION", "SKILL")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    first=st.sampled_from(ROWS),
+    other=st.sampled_from(ROWS),
+    a=st.integers(-1, 2),
+    b=st.integers(-1, 2),
+    hedge=st.sampled_from(("", "maybe ", "perhaps ")),
+)
+def test_an_alternative_after_or_is_never_applied_nor_summed(
+    first: str, other: str, a: int, b: int, hedge: str
+) -> None:
+    """Whatever the rows: "DESIGN <row> a, or <hedge><row> b" applies nothing (unless the two
+    are the one order), and each reading offered is one DESIGN the game takes as it stands,
+    never one with both rows set."""
+    reading = _read(SPEED_CIRCUIT, DESIGN, f"design {first} {a}, or {hedge}{other} {b}")
+    one, two = (SPEED_CIRCUIT.parse_orders(DESIGN, "a", f"DESIGN {r} {n}").orders for r, n in ((first, a), (other, b)))
+    assert reading.applied == () or one == two, reading
+    for offer in reading.offered:
+        parsed = SPEED_CIRCUIT.parse_orders(DESIGN, "a", offer)
+        assert parsed.ok and len(parsed.orders) == 1, offer
+        if first != other and a and b:
+            assert not (f"{first} {a}" in offer and f"{other} {b}" in offer), offer
