@@ -404,3 +404,21 @@ def test_a_colour_in_prose_is_read_and_a_taken_one_is_refused_with_whose_it_is(g
     assert 'line 1: "COLOUR blue" blue is taken by kelly; free: red' in told, told
     assert "without line 1 (COLOUR): the orders below count without it" in told, told
     assert _filed(gapp)[-1].splitlines() == ["START 2,5 FACING N", "ROUND 1: F1", "ROUND 2: F1"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    first=st.integers(0, 10),
+    then=st.integers(0, 10),
+    marker=st.sampled_from(("Actually,", "Wait, actually make that", "Sorry, I meant", "Scratch that:")),
+)
+def test_a_correction_leaves_only_the_order_it_gives(first: int, then: int, marker: str) -> None:
+    """Whatever the two figures: the order a correction gives is the one filed, and the one above
+    it that the game refuses beside it is said to be taken back."""
+    read = _read(RACECRAFT, RC_STATE, "a", f"USE {first}\n{marker} use {then}")
+    assert (
+        RACECRAFT.parse_orders(RC_STATE, "a", read.text).orders
+        == RACECRAFT.parse_orders(RC_STATE, "a", f"USE {then}").orders
+    )
+    (reading,) = read.readings
+    assert reading.corrected == (f"USE {first}",), reading
