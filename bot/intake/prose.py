@@ -428,15 +428,17 @@ def _continued(
 
 def _or_instead(
     reader: _Reader, said: _Said, words: Sequence[str], found: Sequence[tuple[int, int, str]], same_kind: bool
-) -> tuple[str, str] | None:
+) -> tuple[str, str, str] | None:
     """A clause that offers, after "or", another value for the phrase `said` of the clause
     before it, in its place and never added to it ("DESIGN ACC 2 would be good, or maybe TOP 2":
-    DESIGN TOP 2 or DESIGN ACC 2; "speed 40, or 60": SPEED 60 or SPEED 40): the phrase alone and
-    the other reading, as order lines, where the game takes each as one order now and they
-    differ; None otherwise. The other reading is the clause's own phrase, where it is one order
-    of the same kind, else the phrase's order word with the clause's words up to their last
+    DESIGN TOP 2 or DESIGN ACC 2; "speed 40, or 60": SPEED 60 or SPEED 40): the phrase alone,
+    the other reading, as order lines, and the game's reason where it refuses the other reading
+    now ("design acc 2, or top 3": TOP 3 is out of the design's range), else ""; where the game
+    takes the phrase as one order now and the other reading differs from it; None otherwise.
+    The other reading is the clause's own phrase, where it is one order of the same kind or one
+    the game refuses now, else the phrase's order word with the clause's words up to their last
     number (hedges and courtesies left out)."""
-    if "or" not in {_normal(w) for w in words} or (found and (not same_kind or len(found) != 1)):
+    if "or" not in {_normal(w) for w in words} or len(found) > 1:
         return None
     if found:
         other = found[0][2]
@@ -449,12 +451,17 @@ def _or_instead(
     if not reader.budget.spend():
         return None
     alone = said.parsed()
+    if len(alone.orders) != 1 or alone.problems:
+        return None
     parsed = reader.rules.parse_orders(reader.state, reader.seat, other)
-    if len(alone.orders) != 1 or alone.problems or len(parsed.orders) != 1 or parsed.problems:
+    earlier = reader.rules.format_orders(alone.orders)
+    if not parsed.orders and parsed.problems and all(p.kind is ProblemKind.ILLEGAL for p in parsed.problems):
+        return earlier, other, "; ".join(p.reason for p in parsed.problems)
+    if found and not same_kind:
         return None
-    if parsed.orders == alone.orders:
+    if len(parsed.orders) != 1 or parsed.problems or parsed.orders == alone.orders:
         return None
-    return reader.rules.format_orders(alone.orders), reader.rules.format_orders(parsed.orders)
+    return earlier, reader.rules.format_orders(parsed.orders), ""
 
 
 def _same_kind(rules: AnyGame, state: GameState, seat: str, said: _Said, phrase: str, budget: _Budget) -> bool:
@@ -666,7 +673,7 @@ class _Clauses:
             else None
         )
         if instead is not None:
-            self._instead(*instead)
+            self._instead(words, *instead)
         elif more is None and same_kind and {_normal(w) for w in words} & HEDGES:
             # The hedged longer reading the game refuses: not read, and why it is not offered.
             self.passed.append(" ".join(words))
@@ -683,11 +690,15 @@ class _Clauses:
         refused = _refused_reading(reader.rules, reader.state, reader.seat, self.said_last, words, reader.budget)
         self.not_offered += [refused] if refused is not None else []
 
-    def _instead(self, earlier: str, other: str) -> None:
+    def _instead(self, words: Sequence[str], earlier: str, other: str, refused: str) -> None:
         """ "DESIGN ACC 2 would be good, or maybe TOP 2": another value for the order before,
-        offered beside it; the line applies nothing itself."""
+        offered beside it; the line applies nothing itself. One the game refuses now
+        (`refused`, its reason) is not offered: the clause is listed as not read, with why."""
         self.applied = [p for p in self.applied if p != earlier]
-        self.offered = [*(p for p in self.offered if p != earlier), earlier, other]
+        self.offered = [*(p for p in self.offered if p != earlier), earlier, *([] if refused else [other])]
+        if refused:
+            self.passed.append(" ".join(words))
+            self.not_offered.append((other, refused))
         self.hedged = True
         self.said_last = ""
 

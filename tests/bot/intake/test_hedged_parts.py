@@ -150,6 +150,11 @@ def test_an_alternative_after_or_is_offered_in_place_of_the_order_never_added_to
         each = [SPEED_CIRCUIT.parse_orders(DESIGN, "a", f"DESIGN {rows}").orders for rows in (first, instead)]
         assert reading.applied == () and reading.not_offered == (), (line, reading)
         assert reading.offered == tuple(SPEED_CIRCUIT.format_orders(o) for o in each), (line, reading)
+    # An alternative the game refuses now is not offered, and the answer says why; the first
+    # is offered, not taken: the player hedged.
+    reading = _read(SPEED_CIRCUIT, DESIGN, "design acc 2, or top 3")
+    assert reading.applied == () and reading.offered == ("DESIGN ACC 2 DEC 0 TOP 0 START 0 PRIME 0 OPTION 0 SKILL 0",)
+    assert reading.unread == ("or top 3",) and [r for r, _ in reading.not_offered] == ["TOP 3"], reading
     # Without "or", a hedged part still goes on with the order (both offered, the longer summed).
     assert (
         _read(SPEED_CIRCUIT, DESIGN, "design skill 1, maybe top 1")
