@@ -698,7 +698,9 @@ def _orders_confirmed(
     assert isinstance(turn_facts, dict)
     turn_facts["last"] = last
     rendered = batch.shell.renderer.render("confirmation", ctx, game=game.kind)
-    claimed = claims.of_turn(game, turn, claims.counts(seat.name, counting), resolved=last)
+    claimed = claims.of_turn(
+        game, turn, claims.counts(seat.name, counting), resolved=last, early=turn_facts["early"] is True
+    )
     confirmation = Letter(ToSeat(seat), rendered.claiming(claimed), "confirmation", in_part=bool(parsed.problems))
     batch.file_orders(turn, seat, merged)
     if last:
