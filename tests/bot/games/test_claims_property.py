@@ -376,8 +376,6 @@ def _check(app: TestApp, ledger: Ledger, step: Step, before: dict[int, Turn]) ->
             ledger.checked_early += len(fresh)
         elif what in COMPLETING and any(early for early, _, _ in fresh) and _all_in(app, number):
             raise AssertionError(("claimed to resolve once every set is in: every set in, not resolved", step, fresh))
-        elif what in COMPLETING and _all_in(app, number):
-            ledger.checked_early += len(fresh)
     for number, turn in after.items():
         if turn.resolved_at is not None:
             ledger.early.pop(number, None)
@@ -451,13 +449,13 @@ def test_every_claim_of_every_letter_holds(name: str, started: Started) -> None:
 
     @settings(max_examples=examples(3, 6), deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(steps(deck))
-    @example(history=[("all", 1, (0,))])  # every person's orders in: the turn resolves early
+    # Every person's orders in: the turn resolves early (a WAIT held the turn before, which the
+    # GM's PROCESS resolved: a WAIT holds its own turn alone).
+    @example(history=[("wait", 0, (0,)), ("process", 0, (0,)), ("status", 0, (0,)), ("all", 1, (0,))])
     # p0's WAIT holds it (STATUS, the confirmations, the GM's STATUS say so); the NOWAIT releases it.
     @example(
         history=[("wait", 0, (0,)), ("status", 1, (0,)), ("all", 1, (0,)), ("gmstatus", 0, (0,)), ("nowait", 0, (0,))]
     )
-    # A WAIT holds its own turn: the GM's PROCESS resolves it, and the next resolves early.
-    @example(history=[("wait", 0, (0,)), ("process", 0, (0,)), ("status", 0, (0,)), ("all", 1, (0,))])
     @example(  # orders sent for the next turn, kept by a ROLLBACK, checked when it resolves again
         history=[("all", 0, (0,)), ("whole", 1, (0,)), ("order", 0, (1,)), ("rollback", 0, (0,)), ("process", 0, (0,))]
     )
