@@ -586,7 +586,8 @@ def _gm_verb(rules: AnyGame, turn: Turn, seat: Seat, problem: OrderProblem, orde
     costs = False
     if command.verb == "PREVIEW":
         state = rules.load_state(turn.state)
-        costs = bool(rules.consequences(state, seat.name, rules.default_orders(state, seat.name)))
+        # What the game foresees of the orders that count for the seat now (the outlook's).
+        costs = bool(rules.consequences(state, seat.name, what_counts(rules, state, seat, None).orders))
     return say("intake_gm_verb", verb=command.verb, summary=command.summary, costs=costs, game=seat.game.name)
 
 
