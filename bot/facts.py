@@ -109,8 +109,11 @@ class Claims:
     """What one letter claims about turn `turn` (its number) of `game`, as it stands when the
     letter is queued: the orders that count (`counts`), the deadline (`deadline`, None: none
     runs -- `paused`, or a turn at the GM's call), and, for the answer that completes a turn,
-    that it is resolved (`resolved`). `waits_for`: the seats the turn still waits for (None:
-    not claimed)."""
+    that it is resolved (`resolved`). `early`: whether the turn resolves before its deadline as
+    soon as the seats in `waits_for` send complete sets (False: only its deadline or the GM's
+    PROCESS resolves it -- early resolution off, a seat's WAIT holding it, only robots to
+    order); None: the letter says neither. `waits_for`: the seats the turn still waits for
+    (None: not claimed)."""
 
     game: str
     turn: int
@@ -119,6 +122,7 @@ class Claims:
     paused: bool = False
     resolved: bool = False
     waits_for: tuple[str, ...] | None = None
+    early: bool | None = None
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -129,6 +133,7 @@ class Claims:
             "paused": self.paused,
             "resolved": self.resolved,
             "waits_for": list(self.waits_for) if self.waits_for is not None else None,
+            "early": self.early,
         }
 
 

@@ -64,15 +64,18 @@ def holds_turn(subs: Sequence[store.Filed]) -> bool:
     return store.holds(subs)
 
 
+def _complete(rules: AnyGame, state: GameState, seat: str, orders: Sequence[GameOrder]) -> bool:
+    """Whether `orders`, a seat's set on file, is a complete set (its canonical text parsed)."""
+    return rules.parse_orders(state, seat, rules.format_orders(orders)).complete
+
+
 def seat_status(rules: AnyGame, state: GameState, seat: Seat, subs: Sequence[store.Filed]) -> Status:
-    """`Outlook.status` of one seat, from its submissions (early resolution reads it alone: it
-    needs no default worked out)."""
-    if not store.sent(subs):
-        return Status.NONE
+    """`Outlook.status` of one seat, from its submissions (the confirmations read it for the
+    seat that wrote)."""
     filed = on_file(rules, state, seat, subs)
-    if filed is None or not rules.parse_orders(state, seat.name, rules.format_orders(filed)).complete:
-        return Status.INCOMPLETE
-    return Status.COMPLETE
+    if filed is None:
+        return Status.NONE
+    return Status.COMPLETE if _complete(rules, state, seat.name, filed) else Status.INCOMPLETE
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,11 +90,11 @@ class SeatOutlook:
 @dataclass(frozen=True, slots=True)
 class Outlook:
     """Every expected seat's `SeatOutlook`, by seat name, and the order in which the seats
-    whose orders were sent sent their final ones (`submission_order`)."""
+    whose orders were sent sent their final ones (`submitted`)."""
 
     seats: tuple[SeatOutlook, ...]
-    submitted: tuple[str, ...]
-    # What `status` reads, when asked (the deadline never asks: no parse it does not need).
+    # What `status`, `held` and `submitted` read, when asked (the deadline asks only for
+    # `submitted`; early resolution and the letters never do: no sort they do not need).
     rules: AnyGame | None = field(default=None, compare=False, repr=False)
     state: GameState | None = field(default=None, compare=False, repr=False)
     game: Game | None = field(default=None, compare=False, repr=False)
@@ -102,25 +105,55 @@ class Outlook:
         return {s.seat: s.orders for s in self.seats}
 
     @property
+    def submitted(self) -> tuple[str, ...]:
+        """The order in which the seats whose orders were sent sent their final ones
+        (`submission_order`: the resolution's `submitted`)."""
+        if self.rules is None or self.state is None or self.game is None:
+            return ()
+        return submission_order(self.rules, self.game, self.state, self.subs or {})
+
+    @property
     def defaulted(self) -> tuple[str, ...]:
         return tuple(s.seat for s in self.seats if s.source is not Source.ON_FILE)
 
     def status(self, seat: str) -> Status:
-        """How far `seat`'s own orders are in (NONE for a seat the turn does not expect)."""
-        row = store.seat_named(self.game, seat) if self.game is not None else None
-        if row is None or self.rules is None or self.state is None or all(s.seat != seat for s in self.seats):
+        """How far `seat`'s own orders are in (NONE for a seat the turn does not expect): its set
+        on file, as the deadline reads it (`seats`), complete or not (`seat_status`)."""
+        found = next((s for s in self.seats if s.seat == seat), None)
+        if found is None or found.source is not Source.ON_FILE or self.rules is None or self.state is None:
             return Status.NONE
-        return seat_status(self.rules, self.state, row, (self.subs or {}).get(row.id, ()))
+        return Status.COMPLETE if _complete(self.rules, self.state, seat, found.orders) else Status.INCOMPLETE
 
     @property
     def held(self) -> tuple[str, ...]:
-        """The expected seats whose WAIT holds the turn to its deadline (`holds_turn`), by seat name."""
+        """The expected seats whose WAIT holds the turn to its deadline (`holds_turn`), by seat
+        name: a seat's WAIT counts while the turn expects its orders (a seat dropped since holds
+        it no more)."""
         held = []
         for s in self.seats:
             row = store.seat_named(self.game, s.seat) if self.game is not None else None
             if row is not None and holds_turn((self.subs or {}).get(row.id, ())):
                 held.append(s.seat)
         return tuple(held)
+
+    def holding(self, when: Timing) -> tuple[str, ...]:
+        """The seats whose WAIT keeps the turn from resolving early where it otherwise would
+        (`held`; none where the game does not resolve early, is paused or the turn resolved):
+        what STATUS and the GM's block say holds the turn."""
+        return self.held if when.early and not when.paused and not when.resolved else ()
+
+    def resolves_early(self, when: Timing) -> bool:
+        """Whether the turn resolves as soon as every person's set is complete: the game's early
+        resolution (`Timing.early`), the game not paused, the turn open, and no seat's WAIT
+        holding it (`held`). The tick's early resolution (`bot.games.turns.is_due`), STATUS, the
+        reminders and the confirmations read it here."""
+        return when.early and not when.paused and not when.resolved and not self.held
+
+    @property
+    def all_in(self) -> bool:
+        """Whether every expected seat's set is complete (`status`): with `resolves_early`, the
+        tick's early resolution."""
+        return all(self.status(s.seat) is Status.COMPLETE for s in self.seats)
 
     @property
     def by_status(self) -> dict[Status, tuple[str, ...]]:
@@ -133,12 +166,12 @@ class Outlook:
 
     def waits_for(self, when: Timing) -> tuple[str, ...] | None:
         """The seats whose complete orders the turn still waits for before it resolves early
-        (`bot.games.turns.is_due`: the game's early resolution, a person among the seats it
-        expects, every set complete and no WAIT holding it); None where nothing but the deadline
-        (or the GM) resolves it: early resolution off, the game paused, a WAIT holding it, a
-        practice race's pace, or only robots to order."""
+        (`bot.games.turns.is_due`: `resolves_early`, a person among the seats it expects, every
+        set complete); None where nothing but the deadline (or the GM) resolves it: early
+        resolution off, the game paused, a WAIT holding it, a practice race's pace, or only
+        robots to order."""
         robots = {s.name for s in self.game.seats if s.robot} if self.game is not None else set()
-        if not when.early or when.paused or when.resolved or when.practice or self.held:
+        if not self.resolves_early(when) or when.practice:
             return None
         if all(s.seat in robots for s in self.seats):
             return None
@@ -156,9 +189,9 @@ class Timing:
     says it: its deadline as it stands (`due`; None: the turn has none, it waits for the GM's
     call or, in a practice race, for its person's orders), when the deadline resolves it
     (`closes`: `due` and the game's grace), whether it is paused (no deadline runs: the GM's
-    RESUME sets one), resolved, of a practice race, and whether it resolves as soon as every
-    person's orders are in (`early`: the game's early resolution; a seat's WAIT may hold it,
-    `bot.store.turn_held`)."""
+    RESUME sets one), resolved, of a practice race, and whether the game resolves a turn as
+    soon as every person's orders are in (`early`: the game's early resolution; whether this
+    turn does, a seat's WAIT aside, is `Outlook.resolves_early`)."""
 
     due: datetime | None = None
     closes: datetime | None = None
@@ -250,7 +283,7 @@ def of_turn(game: Game, rules: AnyGame, state: GameState, subs: store.BySeat) ->
             seats.append(SeatOutlook(name, *nmr_default(rules, state, seat)))
         else:
             seats.append(SeatOutlook(name, rules.default_orders(state, name), Source.DEFAULT))
-    return Outlook(tuple(seats), submission_order(rules, game, state, subs), rules, state, game, subs)
+    return Outlook(tuple(seats), rules, state, game, subs)
 
 
 # -- what counts for one seat, said before the deadline -------------------------

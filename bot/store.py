@@ -349,18 +349,6 @@ def senders(session: Session, turn: Turn) -> set[int]:
     )
 
 
-def turn_held(session: Session, turn: Turn) -> bool:
-    """Whether a seat holds `turn` to its deadline (`holds`): one query, for the mails that say
-    whether the turn may resolve early."""
-    rows = session.execute(
-        select(OrderSubmission.seat_id, OrderSubmission.source)
-        .where(OrderSubmission.turn_id == turn.id, OrderSubmission.source.in_((WAIT, NOWAIT)))
-        .order_by(OrderSubmission.id)
-    ).all()
-    last: dict[int, str] = {seat_id: source for seat_id, source in rows}
-    return WAIT in last.values()
-
-
 def orders_on_file(rules: AnyGame, state: GameState, seat: Seat, subs: Sequence[Filed]) -> tuple[GameOrder, ...] | None:
     """The seat's orders now: every valid submission since its last CLEAR folded with the game's
     merge rule; in a game where a later set replaces the earlier (`later_replaces`), the latest

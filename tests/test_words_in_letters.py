@@ -874,15 +874,74 @@ LABEL_KEYWORD = "label"
 LABEL_LISTS = frozenset({"handled"})
 
 
-def labels_with_literal_words(source: str) -> list[int]:
+def _labels_given(scope: ast.AST) -> frozenset[str]:
+    """The names `scope` gives as a command's label: a `label=` (not `say`'s or argparse's), a
+    `Reply`'s second argument, or what is appended to a list of `LABEL_LISTS`."""
+    given: set[str] = set()
+    for node in _own(scope):
+        if not isinstance(node, ast.Call):
+            continue
+        name = _name(node.func)
+        args = [k.value for k in node.keywords if k.arg == LABEL_KEYWORD] if name not in {SAY, *ARGPARSE} else []
+        if name == "Reply":
+            args += node.args[1:2]
+        if (
+            name == "append"
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id in LABEL_LISTS
+        ):
+            args += node.args
+        given.update(arg.id for arg in args if isinstance(arg, ast.Name))
+    return frozenset(given)
+
+
+def label_returners(sources: Iterable[str]) -> frozenset[str]:
+    """The functions (by name) whose result's first item becomes a command's label where they
+    are called: `label, answer = practice.confirm(...)`, the name `label` then given as one."""
+    found: set[str] = set()
+    for source in sources:
+        for scope in _scopes(ast.parse(source)):
+            labels = _labels_given(scope)
+            for node in _own(scope):
+                if (
+                    isinstance(node, ast.Assign)
+                    and isinstance(node.value, ast.Call)
+                    and any(
+                        isinstance(t, ast.Tuple)
+                        and t.elts
+                        and isinstance(t.elts[0], ast.Name)
+                        and t.elts[0].id in labels
+                        for t in node.targets
+                    )
+                ):
+                    called = _name(node.value.func)
+                    if called is not None:
+                        found.add(called)
+    return frozenset(found)
+
+
+def labels_with_literal_words(source: str, returners: Collection[str] = ()) -> list[int]:
     """The lines of `source` where a command's label is given words written in the code: a
     `label=` in a call of any function but `say` (whose `label` is a turn's label, a fact) and
-    argparse's, a `Reply`'s second argument, or what is appended to a list of `LABEL_LISTS`."""
+    argparse's, a `Reply`'s second argument, what is appended to a list of `LABEL_LISTS`, or the
+    first item of a tuple returned by a function of `returners` (`label_returners`: its caller
+    gives that item as a label; `source`'s own callers are read too)."""
     tree = ast.parse(source)
     helpers = _helpers(tree)
+    returners = {*returners, *label_returners((source,))}
     found: set[int] = set()
     for scope in _scopes(tree):
         known = _known(scope, helpers)
+        if isinstance(scope, ast.FunctionDef | ast.AsyncFunctionDef) and scope.name in returners:
+            found.update(
+                node.lineno
+                for node in _own(scope)
+                if isinstance(node, ast.Return)
+                and isinstance(node.value, ast.Tuple)
+                and node.value.elts
+                and _label_words(node.value.elts[0], known)
+            )
         for node in _own(scope):
             if not isinstance(node, ast.Call):
                 continue
@@ -920,6 +979,17 @@ def calendar(ctx, command):
     return Reply((), label=label)
     return _sit(ctx, kind, label=f"SUBSTITUTE ON {kind}")
     handled.append(f"{result.verb} {'done' if result.ok else 'refused'}")
+
+def confirm(shell, session, request):
+    try:
+        rules = check(session, shell, request.address)
+    except Refused as refused:
+        return "PRACTICE refused", refused.answer
+    return f"PRACTICE {game.name}", None
+
+def code(ctx, command):
+    label, answer = practice.confirm(ctx.shell, ctx.session, request)
+    return Reply((answer,), label=label)
 """
 LABELS_AS_FACTS = """
 def calendar(ctx, command):
@@ -932,6 +1002,18 @@ def calendar(ctx, command):
     handled.append(command_label(result.verb, came=Came.DONE if result.ok else Came.REFUSED))
     handled.append(type(command).__name__.upper())
     say("gm_extend", label=turn.label, duration=duration)
+
+def confirm(shell, session, request):
+    try:
+        rules = check(session, shell, request.address)
+    except Refused as refused:
+        return command_label("PRACTICE", came=Came.REFUSED), refused.answer
+    return command_label("PRACTICE", game.name), None
+
+def code(ctx, command):
+    label, answer = practice.confirm(ctx.shell, ctx.session, request)
+    words, count = split("some words here", 2)
+    return Reply((answer,), label=label)
 """
 
 
@@ -939,21 +1021,29 @@ def test_the_detector_finds_a_command_label_in_words() -> None:
     """A label given as `label=`, a `Reply`'s second argument or appended to the mail's
     commands handled, in words (a literal, an f-string, a sum, a name assigned words) is found;
     from `command_label`, handed on from another call, or a turn's label given to `say`, it
-    passes."""
-    assert labels_with_literal_words(LABELS_IN_WORDS) == [3, 4, 5, 7, 8, 9]
+    passes; so is a label returned in words as a tuple's first item by a function whose caller
+    gives that item as a label (`return "PRACTICE refused", answer`), from this module or another."""
+    assert labels_with_literal_words(LABELS_IN_WORDS) == [3, 4, 5, 7, 8, 9, 15, 16]
     assert labels_with_literal_words(LABELS_AS_FACTS) == []
+    callee, caller = LABELS_IN_WORDS.split("def code", 1)
+    assert label_returners(["def code" + caller]) == {"confirm"}
+    assert labels_with_literal_words(callee, label_returners(["def code" + caller])) == [3, 4, 5, 7, 8, 9, 15, 16]
+    assert labels_with_literal_words(callee) == [3, 4, 5, 7, 8, 9]
 
 
 def test_no_command_label_outside_letters_is_written_in_words() -> None:
     """Every command's label (the digest's and `flagman gm audit`'s "commands: ..." line) is
     `command_label`'s, from the template ``command_label``; a player command's module with a
-    label put back in words, and the intake's GM commands listed in words, are found."""
+    label put back in words, the intake's GM commands listed in words, and a practice race's
+    refused code with its label returned in words, are found."""
     found = {}
+    returners = label_returners(path.read_text(encoding="utf-8") for path in sorted(BOT.rglob("*.py")))
+    assert {"confirm", "confirm_join"} <= returners, returners
     for path in sorted(BOT.rglob("*.py")):
         relative = path.relative_to(REPO).as_posix()
         if relative.startswith("bot/letters/"):
             continue
-        lines = labels_with_literal_words(path.read_text(encoding="utf-8"))
+        lines = labels_with_literal_words(path.read_text(encoding="utf-8"), returners)
         if lines:
             found[relative] = lines
     assert not found, f"a command's label in words outside the letters (command_label(verb, ...)): {found}"
@@ -966,6 +1056,10 @@ def test_no_command_label_outside_letters_is_written_in_words() -> None:
     listed = "handled.append(command_label(result.verb, came=Came.DONE if result.ok else Came.REFUSED))"
     assert listed in proven
     assert labels_with_literal_words(proven.replace(listed, "handled.append(f\"{result.verb} {'done'}\")"))
+    practice = (BOT / "games" / "practice.py").read_text(encoding="utf-8")
+    refused = 'return command_label("PRACTICE", came=Came.REFUSED), refused.answer'
+    assert refused in practice
+    assert labels_with_literal_words(practice.replace(refused, 'return "PRACTICE refused", refused.answer'), returners)
 
 
 # Why the ignore policy passed a mail by (`bot.mail_in.parse.Ignore`) is the record's too (the

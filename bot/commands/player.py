@@ -122,6 +122,7 @@ def status(ctx: CommandContext, command: Status) -> Reply:
     ordered: list[str] | None = None
     missing: list[str] = []
     incomplete: list[str] = []
+    seen: outlook.Outlook | None = None
     if turn is not None:
         ordered = []
         seen = outlook.of_turn(game, rules, state, store.turn_submissions(session, turn))
@@ -149,13 +150,14 @@ def status(ctx: CommandContext, command: Status) -> Reply:
             "incomplete": incomplete,
             "own_incomplete": seat is not None and seat.name in incomplete,
             "timezone": zone,
-            "held": turn is not None and outlook.timing(game, turn).early and store.turn_held(session, turn),
+            # Whose WAIT holds the turn, as the tick reads it (never who: only that one does).
+            "held": seen is not None and bool(seen.holding(outlook.timing(game, turn))),
             "robots": seat_labels(game.seats),
         }
     )
     rendered = ctx.shell.renderer.render("status", values, game=game.kind)
-    if turn is not None:  # the deadline it shows (none while paused), as a claim
-        rendered = rendered.claiming(claims.of_turn(game, turn))
+    if turn is not None:  # the deadline it shows (none while paused), and whom the turn waits for, as a claim
+        rendered = rendered.claiming(claims.of_turn(game, turn, seen=seen))
     return Reply((Letter(to, rendered, "status"),))
 
 
@@ -453,9 +455,8 @@ def no_wait(ctx: CommandContext, command: NoWait) -> Reply:
             label=command_label("NOWAIT", game.name, came=Came.RESOLVES),
             resolves=((game.id, turn.id),),
         )
-    others = any(
-        outlook.holds_turn(store.submissions(ctx.session, turn, s)) for s in store.active_seats(game) if s.id != seat.id
-    )
+    # Whether another seat's WAIT still holds the turn, as the tick reads it (the turn's outlook).
+    others = bool(outlook.of_turn(game, rules, state, store.turn_submissions(ctx.session, turn)).held)
     # With orders in the same mail, what the turn does next is their confirmation's to say.
     then = not ctx.orders_follow or ctx.seat is None or ctx.seat.id != seat.id
     text = say("commands_nowait", held=True, others=others, then=then, turn=turn.label, game=game.name)

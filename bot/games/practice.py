@@ -286,7 +286,7 @@ def confirm(
         rules = check(session, shell, request.address, kind)
     except Refused as refused:
         assert refused.answer is not None
-        return "PRACTICE refused", refused.answer
+        return command_label("PRACTICE", came=Came.REFUSED), refused.answer
     game, _ = start(shell, session, request.address, rules, level, sender_name=sender_name)
     return command_label("PRACTICE", game.name), None
 

@@ -162,6 +162,9 @@ def remind_turn(shell: Shell, session: Session, turn: Turn, now: datetime) -> in
         return 0
     rules = turns.rules_of(game)
     state = rules.load_state(turn.state)
+    by_seat = store.turn_submissions(session, turn)
+    # Whether the turn may resolve before the deadline, as the tick reads it: no WAIT holding it.
+    early = outlook.of_turn(game, rules, state, by_seat).resolves_early(outlook.timing(game, turn))
     sent = 0
     for name in sorted(rules.expected_players(state)):
         seat = store.seat_named(game, name)
@@ -171,7 +174,7 @@ def remind_turn(shell: Shell, session: Session, turn: Turn, now: datetime) -> in
             continue
         # Nothing on file, or a set that lacks a part (a seat whose set is incomplete is
         # reminded too, with what is missing and what will fill it); a complete set is not.
-        on_file = store.orders_on_file(rules, state, seat, store.submissions(session, turn, seat))
+        on_file = store.orders_on_file(rules, state, seat, by_seat.get(seat.id, []))
         if on_file is not None and rules.is_complete(state, seat.name, on_file):
             continue
         counting = what_counts(rules, state, seat, on_file)
@@ -185,7 +188,7 @@ def remind_turn(shell: Shell, session: Session, turn: Turn, now: datetime) -> in
             on_file=on_file,
             counting=counting,
             left=time_in_words(deadline - now),
-            early=outlook.timing(game, turn).early and not store.turn_held(session, turn),
+            early=early,
         )
         letters.post(shell, session, ToSeat(seat), rendered, kind="reminder")
         sent += 1

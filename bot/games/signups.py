@@ -268,7 +268,7 @@ def confirm_join(shell: Shell, session: Session, request: PendingRequest) -> tup
         game = _open_game(session, game.name, request.address, request.name)
     except Refused as refused:
         assert refused.answer is not None
-        return "JOIN refused", refused.answer
+        return command_label("JOIN", came=Came.REFUSED), refused.answer
     seat = join(shell, session, game, request.address, request.name)
     return command_label("JOIN", game.name, seat.name, came=Came.SEAT), Letter(
         ToSeat(seat), welcome(shell, game, seat), "welcome", essential=True

@@ -341,21 +341,6 @@ def closing_time(game: Game, turn: Turn) -> datetime | None:
     return outlook.timing(game, turn).closes
 
 
-def all_orders_in(
-    session: Session, game: Game, rules: AnyGame, state: GameState, turn: Turn, subs: store.BySeat | None = None
-) -> bool:
-    # One query, not one per seat (bench: deadline); `subs` when the caller has them already.
-    by_seat = store.turn_submissions(session, turn) if subs is None else subs
-    for name in rules.expected_players(state):
-        seat = store.seat_named(game, name)
-        if seat is None:
-            return False
-        seat_subs = by_seat.get(seat.id, ())
-        if store.holds(seat_subs) or outlook.seat_status(rules, state, seat, seat_subs) is not outlook.Status.COMPLETE:
-            return False  # a WAIT, or no complete set yet
-    return True
-
-
 def practice_pace(settings: PracticeSettings) -> timedelta:
     """How long a practice game's turn stays open at the least (`[practice] turn_minutes`)."""
     return timedelta(minutes=settings.turn_minutes)
@@ -393,11 +378,12 @@ def is_due(
         return False
     # Early resolution waits for the people: a turn only robots order in waits for its deadline
     # (or the GM), not one tick after another (bot.games.robots).
-    return (
-        outlook.timing(game, turn).early
-        and robots.people_expected(game, state, rules)
-        and all_orders_in(session, game, rules, state, turn, subs)
-    )
+    if not outlook.timing(game, turn).early or not robots.people_expected(game, state, rules):
+        return False
+    # The turn's outlook, as every letter that says what happens next reads it: no seat's WAIT
+    # holding it, and every set complete.
+    seen = outlook.of_turn(game, rules, state, store.turn_submissions(session, turn) if subs is None else subs)
+    return seen.resolves_early(outlook.timing(game, turn)) and seen.all_in
 
 
 def compute(
@@ -422,8 +408,9 @@ def compute(
         turn_key = dice.key(game.name, turn)
         texts = dice.used(rules, state, orders, turn_key.scheme)
         seed = turn_key.seed(secret, fair.orders_digest(texts))
-    resolution = rules.resolve(state, orders, random.Random(seed), submitted=seen.submitted)
-    return Outcome(resolution, orders, seen.defaulted, seen.submitted, seed, seen.filled, texts, secret)
+    submitted = seen.submitted
+    resolution = rules.resolve(state, orders, random.Random(seed), submitted=submitted)
+    return Outcome(resolution, orders, seen.defaulted, submitted, seed, seen.filled, texts, secret)
 
 
 @dataclass(frozen=True, slots=True)

@@ -132,7 +132,7 @@ def send_digest(shell: Shell, session: Session, address: str, *, force: bool = F
             return False
         if session.scalar(select(GmDigest.id).where(GmDigest.gm_address == address, GmDigest.day == day)) is not None:
             return False
-    since = as_utc(last.sent_at) if last is not None else now - timedelta(days=1)
+    since, back_to = _since(now, last, finished)
     games = running + finished
     ctx = game_context(shell, anchor, turns.rules_of(anchor))
     ctx.update(
@@ -141,6 +141,7 @@ def send_digest(shell: Shell, session: Session, address: str, *, force: bool = F
             "now": format_local(now, zone),
             "timezone": zone,
             "first": last is None,
+            "back_to": back_to,
             "games": (summaries := [game_summary(shell, session, g, zone) for g in games]),
             "commands": [{"syntax": c.syntax, "summary": c.summary, "example": c.example} for c in GM_COMMANDS],
             "reply_addresses": [{"game": g.name, "address": shell.reply_address(g.name, GM_SEAT)} for g in running],
@@ -160,6 +161,20 @@ def send_digest(shell: Shell, session: Session, address: str, *, force: bool = F
         game.finishes_listed = game.finishes
     log.info("digest for %s (%d games) queued", address, len(games))
     return True
+
+
+def _since(now: datetime, last: GmDigest | None, finished: Sequence[Game]) -> tuple[datetime, str]:
+    """Where the digest's list of what happened starts, and the game whose finish it goes back
+    to ("": none): the last digest; the GM's first looks back a day, or to the oldest finish it
+    lists that is older than that (a finish no digest listed yet), so that its heading says
+    what the list holds."""
+    if last is not None:
+        return as_utc(last.sent_at), ""
+    since, back_to = now - timedelta(days=1), ""
+    for game in finished:
+        if game.finished_at is not None and as_utc(game.finished_at) < since:
+            since, back_to = as_utc(game.finished_at), game.name
+    return since, back_to
 
 
 def _draw_anchor(session: Session, draws: list[SeriesDraw]) -> Game | None:

@@ -99,7 +99,7 @@ class BatchMemo:
     states: dict[int, tuple[AnyGame, GameState, Turn | None]] = field(default_factory=dict)
     subs: dict[tuple[int, int], list[store.FiledOrders]] = field(default_factory=dict)  # (turn, seat) -> its own
     on_file: dict[tuple[int, int], tuple[GameOrder, ...] | None] = field(default_factory=dict)  # (turn, seat) -> merged
-    held: dict[int, bool] = field(default_factory=dict)  # turn id -> a seat's WAIT holds it (store.turn_held)
+    early: dict[int, bool] = field(default_factory=dict)  # turn id -> it resolves early (Outlook.resolves_early)
     senders: dict[int, set[int]] = field(default_factory=dict)  # turn id -> the seats with orders sent (store.senders)
     pending: set[tuple[str, str]] = field(default_factory=set)  # loop-limit keys of rows not yet written
     # Our own mails the batch's mails answer (In-Reply-To, References): Message-ID -> (game id,
@@ -112,7 +112,7 @@ class BatchMemo:
         self.states.clear()
         self.subs.clear()
         self.on_file.clear()
-        self.held.clear()
+        self.early.clear()
         self.senders.clear()
 
 
@@ -307,13 +307,16 @@ class Batch:
         return self.memo.on_file[pair]
 
     def resolves_early(self, session: Session, game: Game, turn: Turn) -> bool:
-        """Whether `turn` may resolve as soon as every order is in: the game's early resolution,
-        and no seat's WAIT holding it (read once a batch)."""
+        """Whether `turn` may resolve as soon as every order is in: the turn's outlook says so
+        (`Outlook.resolves_early`: the game's early resolution, and no seat's WAIT holding it),
+        read once a batch (a WAIT or NOWAIT forgets it)."""
         if not outlook.timing(game, turn).early:
             return False
-        if turn.id not in self.memo.held:
-            self.memo.held[turn.id] = store.turn_held(session, turn)
-        return not self.memo.held[turn.id]
+        if turn.id not in self.memo.early:
+            rules, state, _ = self.current_state(session, game)
+            seen = outlook.of_turn(game, rules, state, store.turn_submissions(session, turn))
+            self.memo.early[turn.id] = seen.resolves_early(outlook.timing(game, turn))
+        return self.memo.early[turn.id]
 
     def resolves_with(self, session: Session, game: Game, turn: Turn, seat: Seat, text: str) -> bool:
         """Whether the deadline would find `turn` due at once (`turns.is_due`, the tick's own

@@ -586,7 +586,8 @@ def _gm_verb(rules: AnyGame, turn: Turn, seat: Seat, problem: OrderProblem, orde
     costs = False
     if command.verb == "PREVIEW":
         state = rules.load_state(turn.state)
-        costs = bool(rules.consequences(state, seat.name, rules.default_orders(state, seat.name)))
+        # What the game foresees of the orders that count for the seat now (the outlook's).
+        costs = bool(rules.consequences(state, seat.name, what_counts(rules, state, seat, None).orders))
     return say("intake_gm_verb", verb=command.verb, summary=command.summary, costs=costs, game=seat.game.name)
 
 
@@ -769,7 +770,9 @@ def _orders_confirmed(
     assert isinstance(turn_facts, dict)
     turn_facts["last"] = last
     rendered = batch.shell.renderer.render("confirmation", ctx, game=game.kind)
-    claimed = claims.of_turn(game, turn, claims.counts(seat.name, counting), resolved=last)
+    claimed = claims.of_turn(
+        game, turn, claims.counts(seat.name, counting), resolved=last, early=turn_facts["early"] is True
+    )
     confirmation = Letter(ToSeat(seat), rendered.claiming(claimed), "confirmation", in_part=bool(parsed.problems))
     batch.file_orders(turn, seat, merged)
     if last:

@@ -23,19 +23,41 @@ def counts(seat: str, counting: Counting) -> Counts:
     return Counts(seat, counting.text, _WHY[counting.source])
 
 
-def of_turn(game: Game, turn: Turn, *seat_counts: Counts, resolved: bool = False) -> Claims:
+def of_turn(
+    game: Game,
+    turn: Turn,
+    *seat_counts: Counts,
+    resolved: bool = False,
+    seen: Outlook | None = None,
+    early: bool | None = None,
+) -> Claims:
     """The claims of a letter about the open `turn`: `seat_counts`, its deadline as it stands
-    (the outlook's `Timing`: none while the game is paused), and whether the letter says it is
-    resolved."""
+    (the outlook's `Timing`: none while the game is paused), whether the letter says it is
+    resolved, and whether it resolves early: from the turn's outlook `seen`, with whom it still
+    waits for (`waiting`), or as `early` (the letter's own fact, `Outlook.resolves_early`,
+    where it says no more)."""
     when = timing(game, turn)
-    return Claims(
+    claim = Claims(
         game.name,
         turn.number,
         tuple(seat_counts),
         None if resolved else when.running,
         when.paused,
         resolved,
+        early=None if resolved or when.practice else early,
     )
+    return waiting(claim, game, turn, seen) if seen is not None and not resolved else claim
+
+
+def waiting(claim: Claims, game: Game, turn: Turn, seen: Outlook) -> Claims:
+    """`claim` with what the turn's outlook `seen` says of its early resolution: the seats it
+    still waits for before it resolves early (`Outlook.waits_for`), or that only its deadline
+    or the GM resolves it. A practice race's pace is its letters' own to say (not claimed)."""
+    when = timing(game, turn)
+    if when.practice:
+        return claim
+    waits = seen.waits_for(when)
+    return dataclasses.replace(claim, waits_for=waits, early=waits is not None)
 
 
 def of_outlook(game: Game, turn: Turn, seen: Outlook) -> Claims:
@@ -50,8 +72,7 @@ def of_outlook(game: Game, turn: Turn, seen: Outlook) -> Claims:
             if seat is not None:
                 own = s.orders if s.source is Source.ON_FILE else None
                 said.append(counts(s.seat, what_counts(seen.rules, seen.state, seat, own)))
-    claim = of_turn(game, turn, *said)
-    return dataclasses.replace(claim, waits_for=seen.waits_for(timing(game, turn)))
+    return of_turn(game, turn, *said, seen=seen)
 
 
 def for_seat(
@@ -71,4 +92,4 @@ def for_seat(
     return (of_turn(game, turn, counts(seat.name, what_counts(rules, state, seat, on_file))),)
 
 
-__all__ = ["counts", "for_seat", "of_outlook", "of_turn"]
+__all__ = ["counts", "for_seat", "of_outlook", "of_turn", "waiting"]

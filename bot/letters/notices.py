@@ -54,7 +54,7 @@ def reminder(
         }
     )
     return shell.renderer.render("reminder", ctx, game=game.kind).claiming(
-        claims.of_turn(game, turn, claims.counts(seat.name, counting))
+        claims.of_turn(game, turn, claims.counts(seat.name, counting), early=early)
     )
 
 

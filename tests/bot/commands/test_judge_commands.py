@@ -161,3 +161,22 @@ def test_the_gms_wait_is_told_what_wait_is_and_what_the_gm_has_instead(rc: TestA
     gm_helpers.gm_says(rc, "WAIT rc1")
     second = words_of(last(rc, gm_helpers.GM))
     assert "WAIT is a player's command" in second and "PAUSE <game>" in second, second
+
+
+def test_a_dropped_seats_wait_holds_nothing_and_no_mail_says_it_does(rc: TestApp) -> None:
+    """ "WAIT holds the open turn to its deadline" (docs/DESIGN.md, CLEAR, WAIT and NOWAIT), while
+    the turn expects the seat's orders: kelly WAITs and the GM drops kelly. What STATUS, the
+    confirmations and the reminders say of the hold is the tick's own reading (the turn's
+    outlook, `Outlook.resolves_early`): no mail says the turn is held, and the others' orders
+    resolve it at once (on main STATUS read the hold from the rows, kelly's WAIT among them,
+    and said the turn waited for its deadline while the tick resolved it)."""
+    player_says(rc, "kelly", "WAIT")
+    gm_helpers.gm_says(rc, "DROP rc1 kelly")
+    for seat in SEATS[1:-1]:
+        player_says(rc, seat, "USE 2")
+    assert "resolves as soon as every order is in" in body_of(last(rc, ADDRESS[SEATS[-2]]))
+    player_says(rc, "seb", "STATUS")
+    status = body_of(last(rc, ADDRESS["seb"]))
+    assert "Still to order: anna." in status and "waits for its deadline" not in status, status
+    player_says(rc, "anna", "USE 2")
+    assert _resolved_turns(rc) == 1, "kelly is out of the race: its WAIT holds nothing"

@@ -16,7 +16,13 @@ A letter's claims are data kept beside its text (`bot.facts.Claims`, the outbox 
   never makes a claim about a turn as open that its own mail has resolved;
 * "if nothing else arrives, these orders count for this seat, as its own / the GM's plot / the
   default": the seat's last such claim before the turn resolves is what the resolution used,
-  and why (a seat handed to a robot or dropped since is told no more, so its claims lapse).
+  and why (a seat handed to a robot or dropped since is told no more, so its claims lapse);
+* "the turn resolves as soon as every order is in" or "it waits for its deadline" (a seat's
+  WAIT holding it, early resolution off, paused: `Claims.early`), said by a confirmation, a
+  reminder, STATUS, the GM's STATUS or the digest: until something may change it (a WAIT or
+  NOWAIT, the GM's PROCESS, PAUSE, RESUME, ROLLBACK, SET, REPLACE or DROP, the clock), a turn
+  claimed to wait for its deadline is not resolved by the orders that arrive, and one claimed
+  to resolve early is resolved once every expected seat's set is complete.
 """
 
 from __future__ import annotations
@@ -136,6 +142,34 @@ class Ledger:
     read_to: int = 0
     counts: dict[int, dict[str, tuple[str, str, int]]] = field(default_factory=dict)  # turn -> seat -> claim
     checked: int = 0  # claims of orders compared with a resolution
+    # turn -> the claims of whether it resolves early made since the last step that may change
+    # it (`HOLD_MAY_CHANGE`): (resolves early, outbox row, its kind)
+    early: dict[int, list[tuple[bool, int, str]]] = field(default_factory=dict)
+    checked_early: int = 0  # such claims compared with what the orders then did
+
+
+# The steps after which an earlier claim of whether the turn resolves early may no longer hold:
+# a hold set or lifted, the game paused or resumed, a turn resolved or reopened by the GM, a seat
+# changed or gone, the clock moved (the deadline) -- and the first look at the game.
+HOLD_MAY_CHANGE = frozenset(
+    {
+        "start",
+        "wait",
+        "nowait",
+        "pause",
+        "resume",
+        "process",
+        "rollback",
+        "set",
+        "replace",
+        "drop",
+        "tick",
+        "late",
+        "stale",
+    }
+)
+# The steps that may complete the last set of a turn that resolves early.
+COMPLETING = frozenset({"mail", "whole", "order"})
 
 
 def _game(app: TestApp, deck: Deck) -> None:
@@ -277,6 +311,19 @@ def _used(app: TestApp, number: int) -> dict[str, tuple[str, str]]:
         return out
 
 
+def _all_in(app: TestApp, number: int) -> bool:
+    """Whether every seat turn `number` expects has a complete set on file (its outlook)."""
+    from bot.outlook import of_turn
+
+    with app.db.read() as session:
+        game = store.find_game_row(session, "g1", with_seats=True)
+        assert game is not None
+        turn = session.scalars(select(Turn).where(Turn.game_id == game.id, Turn.number == number)).one()
+        rules = find_game(game.kind)
+        state = rules.load_state(turn.state)
+        return of_turn(game, rules, state, store.turn_submissions(session, turn)).all_in
+
+
 def _check(app: TestApp, ledger: Ledger, step: Step, before: dict[int, Turn]) -> None:
     after = _turns(app)
     with app.db.read() as session:
@@ -296,6 +343,8 @@ def _check(app: TestApp, ledger: Ledger, step: Step, before: dict[int, Turn]) ->
     if what in ("replace", "drop"):
         for claimed in ledger.counts.values():
             claimed.pop(f"p{who}", None)
+    if what in HOLD_MAY_CHANGE:
+        ledger.early.clear()
     for row in rows:
         for claim in row.claimed:
             number = int(claim["turn"])
@@ -311,6 +360,25 @@ def _check(app: TestApp, ledger: Ledger, step: Step, before: dict[int, Turn]) ->
             for counts in claim["counts"]:
                 orders = "\n".join(sorted(str(counts["orders"]).splitlines()))
                 ledger.counts.setdefault(number, {})[str(counts["seat"])] = (orders, str(counts["why"]), row.id)
+            if not claim["resolved"] and claim.get("early") is not None:
+                ledger.early.setdefault(number, []).append((bool(claim["early"]), row.id, row.kind))
+    # Whether it resolves early, against what the orders that arrived since did.
+    for number, turn in sorted(after.items()):
+        was, fresh = before.get(number), ledger.early.get(number, [])
+        if not fresh or was is None or was.resolved_at is not None or what in HOLD_MAY_CHANGE:
+            continue
+        if turn.resolved_at is not None:  # by the orders that arrived: early, the clock unmoved
+            assert all(early for early, _, _ in fresh), (
+                "claimed to wait for its deadline, resolved early",
+                step,
+                fresh,
+            )
+            ledger.checked_early += len(fresh)
+        elif what in COMPLETING and any(early for early, _, _ in fresh) and _all_in(app, number):
+            raise AssertionError(("claimed to resolve once every set is in: every set in, not resolved", step, fresh))
+    for number, turn in after.items():
+        if turn.resolved_at is not None:
+            ledger.early.pop(number, None)
     # The turns this step resolved: the claims of orders made before it, against what was used.
     for number, turn in sorted(after.items()):
         was = before.get(number)
@@ -381,8 +449,13 @@ def test_every_claim_of_every_letter_holds(name: str, started: Started) -> None:
 
     @settings(max_examples=examples(3, 6), deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(steps(deck))
-    @example(history=[("all", 1, (0,))])  # every person's orders in: the turn resolves early
-    @example(history=[("wait", 0, (0,)), ("all", 1, (0,)), ("nowait", 0, (0,))])  # the NOWAIT releases it
+    # Every person's orders in: the turn resolves early (a WAIT held the turn before, which the
+    # GM's PROCESS resolved: a WAIT holds its own turn alone).
+    @example(history=[("wait", 0, (0,)), ("process", 0, (0,)), ("status", 0, (0,)), ("all", 1, (0,))])
+    # p0's WAIT holds it (STATUS, the confirmations, the GM's STATUS say so); the NOWAIT releases it.
+    @example(
+        history=[("wait", 0, (0,)), ("status", 1, (0,)), ("all", 1, (0,)), ("gmstatus", 0, (0,)), ("nowait", 0, (0,))]
+    )
     @example(  # orders sent for the next turn, kept by a ROLLBACK, checked when it resolves again
         history=[("all", 0, (0,)), ("whole", 1, (0,)), ("order", 0, (1,)), ("rollback", 0, (0,)), ("process", 0, (0,))]
     )
@@ -407,10 +480,14 @@ def test_every_claim_of_every_letter_holds(name: str, started: Started) -> None:
         ]
     )
     def run(history: list[Step]) -> None:
-        checked.append(_play(started(name), deck, history).checked)
+        ledger = _play(started(name), deck, history)
+        checked.append(ledger.checked)
+        early.append(ledger.checked_early)
 
+    early: list[int] = []
     run()
     assert sum(checked) > 0, "no claim of orders was ever put to the test"
+    assert deck.practice or sum(early) > 0, "no claim of whether the turn resolves early was put to the test"
 
 
 def test_refusals_status_preview_the_gms_answers_and_the_digest_carry_their_claims(started: Started) -> None:

@@ -6,7 +6,8 @@ before it resolves early -- is what the tick then does:
 
 * waiting for seats (early resolution): once those seats, and only they, send a complete set,
   the next tick resolves the turn; claimed waiting for no one in particular (the deadline or
-  the GM resolves it), every person's set arriving does not resolve it before its deadline;
+  the GM resolves it: early resolution off, paused, or a seat's WAIT holding it), every
+  person's set arriving does not resolve it before its deadline;
 * paused: the tick does not resolve the turn, whatever the clock;
 * a deadline D: at D and the game's grace (the test's own figure) the tick has resolved the
   turn; before it, with no more mail, only a turn claimed waiting for no one is resolved;
@@ -32,10 +33,23 @@ from bot.gm import digest
 from bot.models import Outbox
 from bot.testing import TestApp
 from tests.bot.games.test_claims_property import _used
-from tests.bot.games.test_timing_property import MOVES, PEOPLE, _game, _move, _turn
-from tests.bot.gm_helpers import GM, cycle, new_app, player_says
+from tests.bot.games.test_timing_property import MOVES, PEOPLE, _move, _turn, started
+from tests.bot.gm_helpers import GM, cycle, gm_says, player_says
 from tests.helpers import moving_clock
 from tests.settled import examples
+
+# The timing property's moves, and a seat's WAIT and NOWAIT and the GM's PROCESS beside them.
+DIGEST_MOVES = (*MOVES, "wait0", "nowait0", "wait1", "process")
+
+
+def _digest_move(app: TestApp, move: str) -> None:
+    if move in ("wait0", "nowait0", "wait1"):
+        seat = f"p{move[-1]}"
+        player_says(app, seat, move[:-1].upper(), game="g1", address=f"{seat}@example.org")
+    elif move == "process":
+        gm_says(app, "PROCESS g1", game="g1")
+    else:
+        _move(app, move)
 
 
 def _digest_claim(app: TestApp) -> dict[str, object]:
@@ -53,11 +67,10 @@ def _digest_claim(app: TestApp) -> dict[str, object]:
 
 def _play(grace_minutes: int, early: bool, moves: list[str], minutes: int, send_waited: bool) -> str:
     with tempfile.TemporaryDirectory() as tmp:
-        app = new_app(Path(tmp))
+        app = started(Path(tmp), grace_minutes, early)
         try:
-            _game(app, grace_minutes, early)
             for move in moves:
-                _move(app, move)
+                _digest_move(app, move)
             claim = _digest_claim(app)
             number = int(str(claim["turn"]))
             listed = claim["counts"]
@@ -110,7 +123,7 @@ def test_what_the_digest_says_of_an_open_turn_is_what_the_tick_does() -> None:
     @given(
         st.sampled_from((0, 30, 120)),
         st.booleans(),
-        st.lists(st.sampled_from(MOVES), max_size=4),
+        st.lists(st.sampled_from(DIGEST_MOVES), max_size=4),
         st.integers(0, 80 * 60),
         st.booleans(),
     )
@@ -119,6 +132,8 @@ def test_what_the_digest_says_of_an_open_turn_is_what_the_tick_does() -> None:
     @example(30, False, ["plot"], 48 * 60 + 30, False)  # at the deadline and grace: the plot counted
     @example(0, True, ["pause", "extend"], 80 * 60, False)  # paused: never resolved
     @example(0, True, ["pause"], 1, True)  # paused: the sets do not resolve it
+    @example(0, True, ["wait1", "orders0"], 1, True)  # p1's WAIT holds it: the sets do not resolve it
+    @example(0, True, ["wait0", "process", "nowait0"], 1, True)  # a WAIT is the turn's own: PROCESS ends it
     @example(120, True, ["deadline", "bad0", "orders1"], 31 * 60, False)
     def run(grace: int, early: bool, moves: list[str], minutes: int, send_waited: bool) -> None:
         seen.append(_play(grace, early, moves, minutes, send_waited))

@@ -371,7 +371,8 @@ def test_robots_orders_are_complete_and_early_resolution_waits_for_the_people(
     robots' filed orders are complete for the state the turn opened with; the turn is not all in
     while a person has sent nothing, and is once every person has."""
     from bot.games.deadline import resolve_now
-    from bot.games.turns import PlayerSpec, all_orders_in
+    from bot.games.turns import PlayerSpec
+    from bot.outlook import of_turn
 
     rules = find_game(kind)
     total = people + robot_count
@@ -406,7 +407,7 @@ def test_robots_orders_are_complete_and_early_resolution_waits_for_the_people(
                     assert rules.parse_orders(state, seat.name, filed.text).complete
             waiting = [s for s in game.seats if not s.robot and s.name in expected]
             if waiting:
-                assert not all_orders_in(session, game, rules, state, turn)
+                assert not of_turn(game, rules, state, turn_submissions(session, turn)).all_in
             for seat in waiting:
                 session.add(
                     OrderSubmission(
@@ -418,7 +419,7 @@ def test_robots_orders_are_complete_and_early_resolution_waits_for_the_people(
                     )
                 )
             session.flush()
-            assert all_orders_in(session, game, rules, state, turn)
+            assert of_turn(game, rules, state, turn_submissions(session, turn)).all_in
             resolve_now(gapp.shell, session, game, turn)
 
 

@@ -29,7 +29,7 @@ from bot.games.turns import PlayerSpec, create_game
 from bot.models import Game, Outbox, Turn
 from bot.testing import TestApp
 from tests.bot.games.test_claims_property import _used
-from tests.bot.gm_helpers import GM, cycle, gm_says, new_app, player_says
+from tests.bot.gm_helpers import GM, Played, copy_of, cycle, gm_says, played_once, player_says
 from tests.helpers import moving_clock
 from tests.settled import examples
 
@@ -54,6 +54,19 @@ def _game(app: TestApp, grace_minutes: int, early: bool) -> None:
             seed=7,
         )
     app.service.send()
+
+
+_started: dict[tuple[int, bool], Played] = {}  # (grace, early) -> `_game` played once in this process
+
+
+def started(tmp_path: Path, grace_minutes: int, early: bool) -> TestApp:
+    """A copy, in `tmp_path`, of the game `_game` makes (its first sheets sent), made once in
+    this process for each grace and early resolution: each example plays on its own copy."""
+    key = (grace_minutes, early)
+    if key not in _started:
+        made = Path(tempfile.mkdtemp(prefix="fm-timing-"))
+        _started[key] = played_once(made, lambda app: _game(app, grace_minutes, early))
+    return copy_of(_started[key], tmp_path)
 
 
 def _move(app: TestApp, move: str) -> None:
@@ -102,9 +115,8 @@ def _turn(app: TestApp, number: int) -> Turn:
 
 def _play(grace_minutes: int, early: bool, moves: list[str], minutes: int) -> str:
     with tempfile.TemporaryDirectory() as tmp:
-        app = new_app(Path(tmp))
+        app = started(Path(tmp), grace_minutes, early)
         try:
-            _game(app, grace_minutes, early)
             for move in moves:
                 _move(app, move)
             player_says(app, "p0", "ORDERS", game="g1", address="p0@example.org")

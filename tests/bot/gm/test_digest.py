@@ -351,3 +351,29 @@ def test_what_you_did_quotes_a_gm_commands_answer_line_by_line_and_bounded(rc: T
     assert long[: digest.ANSWER_LINES] == ["      > done: many lines:"] + [f"      > line {n}" for n in range(1, 12)]
     assert long[digest.ANSWER_LINES] == "      > [29 more lines: flagman gm audit rc1]", long
     assert all(len(line) <= 210 for line in actions), actions
+
+
+def test_the_first_digest_listing_an_older_finish_says_what_its_list_holds(rc: TestApp) -> None:
+    """mail-interface.md, "The digest": a finished game is listed in the first digest after it
+    finished. The GM's first digest looks back a day; where it lists a finish older than that,
+    what it lists as happened reaches back to that finish, and its heading says so (it said "In
+    the last day" over a game that finished days before, and left out what came since)."""
+    with rc.db.transaction() as session:
+        create_game(
+            rc.shell, session, kind="racecraft", name="rc4", players=seats("f"), gm_address=GM, deadline="48h", seed=4
+        )
+    rc.service.send()
+    for _ in range(8):
+        gm_says(rc, "PROCESS rc4", game="rc4")
+    with rc.db.read() as session:
+        game = find_game_row(session, "rc4")
+        assert game is not None and game.status == GameStatus.FINISHED
+    moving_clock(rc).advance(hours=10)
+    gm_says(rc, "PAUSE rc1")  # after rc4's finish, more than a day before the digest
+    moving_clock(rc).advance(hours=40)
+    send(rc, force=True)
+    first = " ".join(digests(rc)[-1].split())
+    assert "== rc4 (Racecraft): finished ==" in first
+    assert "In the last day" not in first, "rc4 finished two days before"
+    assert "Since rc4 finished, " in first and "(this is your first digest):" in first, first
+    assert "PAUSE rc1 (mail): done" in first
