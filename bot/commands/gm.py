@@ -631,7 +631,8 @@ def set_figure(ctx: GmAction, args: tuple[str, ...]) -> str:
     turn.state = rules.dump_state(new_state)
     ctx.undo = {"turn": turn.number, "state": old}
     robots.refile(ctx.session, rules, ctx.game, turn, new_state, ctx.now)  # the robots drive on from the new state
-    figures = list(rules.figures(new_state, seat.name).items())
+    # A figure the seat has none of now (Speed Circuit's space before the grid) is not said.
+    figures = [(name, figure) for name, figure in rules.figures(new_state, seat.name).items() if figure is not None]
     stale = []
     for other in store.active_seats(ctx.game):
         subs = store.sent(store.submissions(ctx.session, turn, other))
