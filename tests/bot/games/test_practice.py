@@ -613,3 +613,22 @@ def test_an_incomplete_set_in_a_practice_race_is_told_the_race_waits_for_the_mis
     assert "The race waits for it: the turn resolves once your set is complete." in orders, orders
     _paced(gapp)
     assert "Results of" not in str(last(gapp, PAT)["Subject"]), "the turn waits for the set"
+
+
+def test_resign_closes_a_practice_race_and_says_so(gapp: TestApp) -> None:
+    """A practice race is its person's against robots ("expire when left alone"): RESIGN closes
+    it at once, and the answer says so. Played by mail (playtest5 PR3): "zoe is out of practice1
+    from Race turn 1 (leader on lap 1 of 3) on" -- a race nobody runs in any more."""
+    stranger_says(gapp, PAT, "PRACTICE racecraft")
+    sheet = _confirm(gapp)
+    gapp.inbox.deliver(reply_to(sheet, "RESIGN practice1\nThat was fun, bye", sender=PAT, quote=False))
+    cycle(gapp)
+    answers = [m for m in mails(gapp, PAT) if "resigned" in str(m["Subject"])]
+    assert len(answers) == 1, [str(m["Subject"]) for m in mails(gapp, PAT)]
+    text = words_of(answers[0])
+    assert "You left the practice race practice1; it is closed." in text, text
+    assert " is out of practice1 from " not in text, text
+    assert _game(gapp).status == GameStatus.FINISHED
+    told = len(mails(gapp, PAT))
+    _paced(gapp)
+    assert len(mails(gapp, PAT)) == told, "nothing more of the race"
