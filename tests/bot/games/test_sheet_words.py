@@ -107,7 +107,7 @@ def test_history_marks_a_rolled_back_turn_as_corrected(rc: TestApp) -> None:
     gm_says(rc, "ROLLBACK rc1")
     gm_says(rc, "PROCESS rc1")
     player_says(rc, "kelly", "HISTORY rc1")
-    listed = _text(rc, "kelly")
+    assert "HISTORY rc1 <number>" in _text(rc, "kelly")
     # Played by mail (playtest5 RC5): the note, wrapped, went on 6 columns in under a 2-column
     # item; it stands on a line of its own, under the item's words.
     lines = body_of(last(rc, ADDRESS["kelly"])).replace("\r\n", "\n").splitlines()
