@@ -948,6 +948,8 @@ def _stands(
         on_file=orders_block(rules.format_orders(on_file)) if on_file is not None else "",
         filled=orders_block("\n".join(standing.filled)) if on_file is not None and standing.filled else "",
         gets=gets(standing),
+        # A practice turn waits for what the set lacks: no default fills it.
+        waits=timing(seat.game, turn).waits_for_the_set,
     )
 
 

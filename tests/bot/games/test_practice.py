@@ -611,6 +611,10 @@ def test_an_incomplete_set_in_a_practice_race_is_told_the_race_waits_for_the_mis
     assert "default fills" not in orders and "the deadline" not in orders, orders
     assert "It lacks: - the car's design: a DESIGN line" in orders, orders
     assert "The race waits for it: the turn resolves once your set is complete." in orders, orders
+    gapp.inbox.deliver(reply_to(sheet, "Is this thing on?", sender=PAT, quote=False))
+    cycle(gapp)
+    note = words_of(last(gapp, PAT))
+    assert "default fills" not in note, note
     _paced(gapp)
     assert "Results of" not in str(last(gapp, PAT)["Subject"]), "the turn waits for the set"
 
