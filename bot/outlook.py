@@ -205,6 +205,13 @@ class Timing:
         """The deadline that runs: `due`, unless the game is paused or the turn resolved."""
         return None if self.paused or self.resolved else self.due
 
+    @property
+    def waits_for_the_set(self) -> bool:
+        """Whether a seat's set that lacks a part waits for it, never filled by the game's
+        default: a practice race's turn, which has no deadline (`bot.games.turns.is_due` resolves
+        it on a complete set only; left alone, the race is closed, `bot.games.practice`)."""
+        return self.practice and self.due is None
+
 
 def timing(game: Game, turn: Turn | None) -> Timing:
     """`turn`'s `Timing` in `game` (no turn: none, as the game stands)."""

@@ -42,7 +42,7 @@ from bot.games.seats import (
 from bot.letters import ToAddress, ToSeat, claims, invitations, reveal
 from bot.letters import carried as carried_words
 from bot.letters.cache import LetterCache
-from bot.letters.context import deadline_text, game_context, orders_block, seat_labels
+from bot.letters.context import deadline_text, duration_in_words, game_context, orders_block, seat_labels
 from bot.letters.words import say
 from bot.mail_in.addresses import address_problem
 from bot.mail_in.auth import new_secret
@@ -295,7 +295,7 @@ def extend(ctx: GmAction, args: tuple[str, ...]) -> str:
     announce(
         ctx,
         say("gm_extend_title", label=turn.label),
-        say("gm_extend", label=turn.label, duration=duration),
+        say("gm_extend", label=turn.label, duration=duration_in_words(delta)),
         kind="extend",
         calendar=True,
     )
@@ -639,7 +639,8 @@ def set_figure(ctx: GmAction, args: tuple[str, ...]) -> str:
     turn.state = rules.dump_state(new_state)
     ctx.undo = {"turn": turn.number, "state": old}
     robots.refile(ctx.session, rules, ctx.game, turn, new_state, ctx.now)  # the robots drive on from the new state
-    figures = list(rules.figures(new_state, seat.name).items())
+    # A figure the seat has none of now (Speed Circuit's space before the grid) is not said.
+    figures = [(name, figure) for name, figure in rules.figures(new_state, seat.name).items() if figure is not None]
     stale = []
     for other in store.active_seats(ctx.game):
         subs = store.sent(store.submissions(ctx.session, turn, other))

@@ -210,6 +210,9 @@ def show_orders(ctx: CommandContext, command: ShowOrders) -> Reply:
                 # what is missing is named with the default that fills it.
                 filled=orders_block("\n".join(counting.filled)) if counting.filled else "",
                 later=list(counting.later),
+                # A practice turn waits for what the set lacks: no default fills it.
+                waits=outlook.timing(seat.game, turn).waits_for_the_set,
+                missing=list(rules.missing_orders(state, seat.name, on_file)) if on_file is not None else [],
             )
     return Reply(
         (Notice(ToSeat(seat), say("commands_orders_on_file_title"), text, kind="orders", error=False, claims=said),)

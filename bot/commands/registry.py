@@ -173,11 +173,14 @@ class GmResult:
     resolved: tuple[NewTurn, ...] = ()  # PROCESS: the turn resolved, for the caller to publish after its commit
 
 
-def run_gm(shell: Shell, session: Session, inbound: Inbound, command: GmCommand) -> GmResult:
+def run_gm(
+    shell: Shell, session: Session, inbound: Inbound, command: GmCommand, *, not_run: str | None = None
+) -> GmResult:
     """A GM command from a mail (the intake calls this for each one): its result, whose letter
     (for the GM's registered address) the intake sends as part of its one answer to the mail,
     and whose news it tells the players together with the rest of the mail's (one mail per
-    player per GM mail; from the CLI, `execute` sends both at once)."""
+    player per GM mail; from the CLI, `execute` sends both at once). `not_run`: the command is
+    not carried out, and is answered and audited as refused for that reason."""
     return execute(
         shell,
         session,
@@ -189,6 +192,7 @@ def run_gm(shell: Shell, session: Session, inbound: Inbound, command: GmCommand)
         message_id=inbound.message_id,
         line=echo(command.line),
         deliver=False,
+        not_run=not_run,
     )
 
 
@@ -272,9 +276,11 @@ def execute(
     line: str = "",
     in_reply_to: str = "",
     deliver: bool = True,
+    not_run: str | None = None,
 ) -> GmResult:
     """Carry out one GM command, audit it, and confirm it to the GM: mailed at once, or (with
-    `deliver=False`, a command from a mail) returned as `GmResult.letter` for the intake's answer."""
+    `deliver=False`, a command from a mail) returned as `GmResult.letter` for the intake's answer.
+    `not_run`: why it is not carried out; it is refused with that reason, nothing changed."""
     verb = verb.upper()
     line = line or " ".join([verb, game_name, *args])
     game = store.find_game_row(session, game_name)
@@ -283,7 +289,7 @@ def execute(
         session.add(_audit(None, actor, via, message_id, line, "refused: " + text, shell.now(), None))
         return GmResult(False, verb, game_name, text)
     action = gm.GmAction(shell, session, game, shell.now(), actor, via)
-    ok, text = _carry_out(session, action, verb, args)
+    ok, text = (False, not_run) if not_run is not None else _carry_out(session, action, verb, args)
     session.add(
         _audit(game.id, actor, via, message_id, line, ("done: " if ok else "refused: ") + text, action.now, action.undo)
     )

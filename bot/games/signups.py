@@ -335,7 +335,7 @@ def _resigned_words(session: Session, game: Game, seat: Seat, text: str) -> str:
     """The answer to a RESIGN: the seat given up, what became of it (`text`) and, in a race of a
     season, that the leaver runs no more races of it."""
     part = seasons.seat_goes_on(session, game, "leaver")
-    return say("resigned", seat=seat.name, game=game.name, text=text, season_part=part)
+    return say("resigned", seat=seat.name, game=game.name, text=text, season_part=part, practice=bool(game.practice))
 
 
 def resign(
@@ -379,6 +379,12 @@ def resign(
             Notice(ToSeat(seat), say("resign_refused_title", game=game.name), str(exc), kind="resign_refused"),
             label=command_label("RESIGN", came=Came.REFUSED),
         ) from None
+    if game.practice and game.status in (GameStatus.ACTIVE, GameStatus.PAUSED):
+        # A practice race is its person's alone: without them it is closed at once, as
+        # `bot.games.practice.expire_idle` closes one whose person is out of the race.
+        game.status = GameStatus.FINISHED
+        game.finished_at = now
+        game.finishes = (game.finishes or 0) + 1
     session.add(
         GmAudit(
             game_id=game.id,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 
 from sqlalchemy.orm import Session
 
@@ -18,7 +19,7 @@ from bot import letters
 from bot.fate import Answer, Letter, Notice
 from bot.intake.batch import Batch, Mail, MailKey
 from bot.intake.limits import Limiter
-from bot.letters import ToGm, ToSeat
+from bot.letters import Addressee, ToGm, ToSeat
 from bot.letters.context import bot_context
 from bot.letters.words import say
 from bot.mail_in.auth import strip_password_lines
@@ -129,6 +130,18 @@ def _post(batch: Batch, session: Session, mail: Mail, answer: Answer) -> None:
         )
 
 
+def _zones(to: Addressee, games: Sequence[Game]) -> str:
+    """The zone the sign-off of a GM's answer names: each game's, by game, where the games the
+    answer speaks of keep their times in different zones (each GM part shows its game's time);
+    else the addressee's (`letters.zone`)."""
+    zones: dict[str, list[str]] = {}
+    for game in games:
+        zones.setdefault(game.timezone, []).append(game.name)
+    if not isinstance(to, ToGm) or len(zones) < 2:
+        return letters.zone(to)
+    return say("answers_zones", zones=sorted(zones.items()))
+
+
 def _in_sections(batch: Batch, answers: list[Answer]) -> Letter:
     """Several answers to one addressee as one letter: each under its own heading, the ones
     that did what was asked first, then the ones that did it in part (orders filed beside a
@@ -137,13 +150,12 @@ def _in_sections(batch: Batch, answers: list[Answer]) -> Letter:
     parts = [answer_part(shell, answer) for answer in answers]
     # Every game the answers speak of: a GM's mail that touched several games is answered
     # under all their names, never under one of them.
-    games = sorted(
-        {
-            g.name
-            for answer in answers
-            if (g := answer.game or (answer.to.game if isinstance(answer.to, ToGm) else None)) is not None
-        }
-    )
+    spoken = {
+        g.name: g
+        for answer in answers
+        if (g := answer.game or (answer.to.game if isinstance(answer.to, ToGm) else None)) is not None
+    }
+    games = sorted(spoken)
     envelope = letters.envelope(shell, answers[0].to)
     game_name = (
         ", ".join(games)
@@ -167,7 +179,7 @@ def _in_sections(batch: Batch, answers: list[Answer]) -> Letter:
             "bot": bot_context(shell),
             "greeting": letters.greeting(answers[0].to),
             "game_name": game_name,
-            "timezone": letters.zone(answers[0].to) if game_name else "",
+            "timezone": _zones(answers[0].to, [spoken[name] for name in games]) if game_name else "",
             # "[ERROR]" only for a mail of which nothing was done.
             "error": all(p["error"] and not p["in_part"] for p in parts),
             "count": len(parts),

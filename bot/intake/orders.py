@@ -684,6 +684,8 @@ def _answer_context(
                 "early": game.status == GameStatus.ACTIVE and batch.resolves_early(session, game, turn),
                 "paused": timing(game, turn).paused,
                 "practice": practice_terms(shell, timing(game, turn)),
+                # A practice turn waits for a set that lacks a part: no default fills it.
+                "waits": timing(game, turn).waits_for_the_set,
                 # A practice turn's pace, as the tick applies it (`turns.is_due`): when it may
                 # resolve, in the player's zone, if that is still to come.
                 "soonest": turns.soonest_text(shell, game, turn, zone),
@@ -992,6 +994,8 @@ def _stands(
         on_file=orders_block(rules.format_orders(on_file)) if on_file is not None else "",
         filled=orders_block("\n".join(standing.filled)) if on_file is not None and standing.filled else "",
         gets=gets(standing),
+        # A practice turn waits for what the set lacks: no default fills it.
+        waits=timing(seat.game, turn).waits_for_the_set,
     )
 
 

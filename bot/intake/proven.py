@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from bot import outlook, store
 from bot.commands import MAX_COMMANDS, PLAYER_COMMANDS, MailCommands, gm, registry, suggest
-from bot.commands.grammar import CommandProblem, Process, is_courtesy
+from bot.commands.grammar import CommandProblem, Order, Plot, Process, SetFigure, is_courtesy
 from bot.commands.handlers import CommandContext, which_game
 from bot.fate import Done, Ignored, Notice, Refused
 from bot.games import attention, deadline, turns
@@ -191,14 +191,25 @@ def _run_gm_commands(
     inbound = mail.inbound
     seat = who.seat
     news: dict[str, list[gm.News]] = {}  # by game: told at once, after the mail's every command
-    processed = {c.game for c in commands.gm if isinstance(c, Process)}
+    processed: set[str] = set()  # the games a PROCESS of the mail was run for
+    # By game: the first ORDER, PLOT or SET of the mail refused. A PROCESS below it is not run
+    # (docs/DESIGN.md, "The GM's mail"): the GM meant the turn resolved with it.
+    refused: dict[str, str] = {}
     for gm_command in commands.gm:
-        if isinstance(gm_command, Process):
+        not_run = None
+        if isinstance(gm_command, Process) and gm_command.game.lower() in refused:
+            not_run = say(
+                "gm_refused", why="after_refused", verb=refused[gm_command.game.lower()], game=gm_command.game
+            )
+        elif isinstance(gm_command, Process):
+            processed.add(gm_command.game)
             # What the players were told by the mail's commands so far (a ROLLBACK's reopened
             # turn, an ORDER entered for them) reaches them before the results this PROCESS
             # sends: every mail is true when it is read, in the order it arrives.
             _tell(batch, session, gm_command.game, news)
-        result = registry.run_gm(batch.shell, session, inbound, gm_command)
+        result = registry.run_gm(batch.shell, session, inbound, gm_command, not_run=not_run)
+        if not result.ok and isinstance(gm_command, Order | Plot | SetFigure):
+            refused.setdefault(gm_command.game.lower(), gm_command.verb)
         handled.append(command_label(result.verb, came=Came.DONE if result.ok else Came.REFUSED))
         if result.letter is not None:
             mail.answers.append(result.letter)

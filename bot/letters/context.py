@@ -78,6 +78,18 @@ def time_in_words(delta: timedelta) -> str:
     return f"{minutes} min"
 
 
+def duration_in_words(delta: timedelta) -> str:
+    """A stretch of time the GM gave (EXTEND), exactly, in words: "2 days", "1 day 12 hours",
+    "1 hour 30 minutes" (the units of `bot.schedules.parse_duration`, none left out)."""
+    minutes = max(0, int(delta.total_seconds()) // 60)
+    days, minutes = divmod(minutes, 24 * 60)
+    hours, minutes = divmod(minutes, 60)
+    parts = [
+        f"{n} {unit}{'s' if n != 1 else ''}" for n, unit in ((days, "day"), (hours, "hour"), (minutes, "minute")) if n
+    ]
+    return " ".join(parts) or "0 minutes"
+
+
 def orders_block(text: str) -> str:
     """Order lines quoted as every letter quotes them, ``    > LINE`` each (the templates'
     `orders_block` macro, for the letters written in code)."""

@@ -77,6 +77,17 @@ def _labelled(name: str, labels: Mapping[str, str] | Sequence[str] = ()) -> str:
     return f"{name} (robot)" if name in labels else name
 
 
+_SENTENCE_WORD = re.compile(r"[A-Z][a-z]+\b")
+
+
+def _mid_subject(title: str) -> str:
+    """A title as it reads after "; " in a subject: its first word in lower case where it is
+    only capitalised as a sentence's first ("The GM entered ..." -> "the GM entered ..."); a
+    word in capitals (GM, PING, NMR) or a name the title starts with in lower case stays."""
+    text = str(title)
+    return text[0].lower() + text[1:] if _SENTENCE_WORD.match(text) else text
+
+
 def _people(line: str, labels: Mapping[str, str] | Sequence[str] = ()) -> str:
     """A line of the rules' own text (what happened) with each seat handed to another person
     named by its label, as whole words: "anna passes bob" -> "anna (Kim McDonald) passes bob".
@@ -262,6 +273,7 @@ class Renderer:
         # (Kim McDonald)" for a seat handed to another person (bot.letters.context.seat_labels).
         env.filters["robot"] = _labelled
         env.filters["people"] = _people
+        env.filters["mid_subject"] = _mid_subject
         env.filters["indent_lines"] = lambda text, prefix="  ": "\n".join(
             prefix + line if line else line for line in str(text).splitlines()
         )

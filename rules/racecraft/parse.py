@@ -168,7 +168,7 @@ def allowed_now(race: Race, player: PlayerId) -> str:
             continue
         text = _spellings(form)
         if form.takes_ep:
-            text += f" with n from 0 to {ep}"
+            text = f"{form.keyword} 0 (you have no EP left)" if ep == 0 else f"{text} with n from 0 to {ep}"
         if isinstance(form.build(0), Overtake) and ep < 1:
             continue
         parts.append(text)
@@ -287,7 +287,7 @@ def order_help(race: Race, player: PlayerId) -> str:
             continue
         meaning = form.meaning
         if form.takes_ep:
-            meaning += f"; n from 0 to {ep}"
+            meaning += f"; n from 0 to {ep}" if ep else "; you have no EP left: USE 0"
         lines.append(f"  {_spellings(form)}: {meaning}.")
     if stage is Stage.START:
         lines.append("Turn 1 is the start: the runners line up by the EP they use, most first.")

@@ -485,7 +485,7 @@ def order_help(state: RaceState, player: PlayerId) -> str:
         "PAY WEAR|ROLL          where a chart allows wear or a roll (default WEAR)\n"
         "SKILL ACCEL TOP START BRAKES CHANCE PASS CRASH | ALL | TESTS | NONE   tables to bypass with skill chips\n"
         "PUSH YES|NO            allow plotting 20 over your acceleration / top / start speed with a test\n"
-        "SLIP 0|1|2              take 1 or 2 slipstream spaces when you end directly behind a car running 120+\n"
+        "SLIP 0|1|2             take 1 or 2 slipstream spaces when you end directly behind a car running 120+\n"
         "PASS YES|NO            force past a blocking car on the passing table (default NO: brake instead)\n"
         "PIT PRIME|OPTION       enter the pits if you end on a red-arrow space, and fit those tyres; in the pits\n"
         "                       plot the pit limit or less, PUSH YES to roll on the pit crew table as the\n"

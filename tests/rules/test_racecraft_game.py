@@ -15,7 +15,7 @@ from rules import find_game
 from rules.api import FigureError, Game, Placing, StateError, TableRow, Viewer
 from rules.racecraft import GAME, RacecraftView, RunnerPosition
 from rules.racecraft.model import Cruise, Overtake, Use, ordinal
-from rules.racecraft.parse import ORDER_FORMS
+from rules.racecraft.parse import ORDER_FORMS, allowed_now
 from tests.rules.racecraft_strategies import make_race
 
 RNG = random.Random(0)
@@ -94,6 +94,18 @@ def test_order_help_is_generated_from_the_grammar_table_and_tailored() -> None:
     assert "no order arrives" not in text.lower() and "default" not in text.lower()
     at_zero = GAME.order_help(race, "b")
     assert "OVERTAKE is not possible now" in at_zero
+
+
+def test_order_help_at_zero_ep_says_use_0_not_a_range_of_one() -> None:
+    """racecraft.md: a runner spends "0 to all of their EP"; with none left the only number is
+    0. Played by mail (playtest5 RC4): the help read "n from 0 to 0"; it says "you have no EP
+    left: USE 0", and what may be sent now says USE 0 alone."""
+    race = make_race([["a"], ["b"]], {"a": 7, "b": 0})
+    at_zero = GAME.order_help(race, "b")
+    assert "from 0 to 0" not in at_zero, at_zero
+    assert "you have no EP left: USE 0" in at_zero, at_zero
+    assert "from 0 to 0" not in allowed_now(race, "b")
+    assert "USE 0 (you have no EP left)" in allowed_now(race, "b")
 
 
 def test_order_help_on_turn_one_offers_only_a_number() -> None:

@@ -5,6 +5,7 @@ of a turn's results is out before it is resolved."""
 from __future__ import annotations
 
 import logging
+import re
 from email import message_from_bytes, policy
 from email.message import EmailMessage
 from pathlib import Path
@@ -52,7 +53,8 @@ def test_each_turn_1_sheet_tells_its_seat_its_password_and_no_other_mail_holds_o
         assert holders == expected, (row.recipient, holders)
         assert all(owner[name] == row.recipient for name in holders)
     kelly = next(texts(r) for r in rows if r.recipient == ADDRESS["kelly"])
-    assert f"Your seat password: {secrets['kelly']}" in kelly
+    # The password stands on a line of its own, never run on into the sentence after it.
+    assert re.search(rf"Your seat password:\r?\n    {re.escape(secrets['kelly'])}\r?\n", kelly), kelly
     assert "Replying to the bot's mail needs no password" in kelly
     assert "GM password" in next(texts(r) for r in rows if r.kind == "turn_sheet_gm")
 
@@ -60,7 +62,9 @@ def test_each_turn_1_sheet_tells_its_seat_its_password_and_no_other_mail_holds_o
 def test_the_gm_password_from_the_gm_copy_admits_gm_commands_to_the_plain_address(bot: Bot) -> None:
     """Gap (c): the GM learns the GM password from the GM copy of the turn-1 sheet, and it works."""
     gm_copy = next(texts(r) for r in bot.outbox(since_start=False) if r.kind == "turn_sheet_gm")
-    password = gm_copy.split("Your GM password for rc1: ", 1)[1].split()[0]
+    found = re.search(r"Your GM password for rc1:\r?\n    (\S+)\r?\n", gm_copy)
+    assert found is not None, gm_copy
+    password = found.group(1)
     bot.deliver(plain_mail(GM, BOT, "[rc1]", f"EXTEND rc1 24h\nPASSWORD {password}"))
     bot.poll()
     assert bot.rows()[-1].status == "applied" and "EXTEND done" in bot.rows()[-1].detail

@@ -166,7 +166,7 @@ def test_a_two_game_players_mail_without_proof_names_both_games_and_says_what_fo
         assert row is not None and row.status == "ignored"
 
 
-def _second_game(rc: TestApp) -> None:
+def _second_game(rc: TestApp, timezone: str = "Europe/London") -> None:
     """SpeedPhreakz sp1 beside rc1: the same GM, and Kelly in both."""
     from bot.games.turns import PlayerSpec, create_game
 
@@ -179,7 +179,7 @@ def _second_game(rc: TestApp) -> None:
             players=[PlayerSpec("kelly", ADDRESS["kelly"], "Kelly"), PlayerSpec("bob", "bob@example.org", "Bob")],
             gm_address=GM,
             deadline="48h",
-            timezone="Europe/London",
+            timezone=timezone,
             seed=7,
         )
     rc.service.send()
@@ -195,3 +195,16 @@ def test_a_gms_answer_to_a_mail_touching_two_games_names_both(rc: TestApp) -> No
     assert [str(m["Subject"]) for m in answers] == ["[rc1, sp1] Answers to your mail"]
     gm_says(rc, "EXTEND rc1 24h\nPAUSE rc1")
     assert str(last(rc, GM)["Subject"]) == "[rc1] Answers to your mail"
+
+
+def test_a_gms_answer_over_games_in_two_zones_says_each_games_zone(rc: TestApp) -> None:
+    """Each GM answer shows its game's times in that game's zone, with the zone's name. Played
+    by mail (playtest5 G4): one answer over rcg (New York) and spg (London) showed "... 04:00
+    EST" above a footer "Times are shown in Europe/London". The footer names each game's zone."""
+    _second_game(rc, timezone="America/New_York")
+    gm_says(rc, "EXTEND rc1 24h\nEXTEND sp1 24h")
+    text = words_of(last(rc, GM))
+    assert "GMT" in text and "EST" in text, text
+    assert "Times are shown in each game's zone: America/New_York (sp1), Europe/London (rc1)." in text, text
+    gm_says(rc, "EXTEND rc1 24h\nPAUSE rc1")
+    assert "Times are shown in Europe/London." in words_of(last(rc, GM))

@@ -124,3 +124,26 @@ def test_the_receipts_of_a_turn_are_worked_out_once_for_all_its_letters(
         assert found is not None and found.orders == {"seb": "SPEED 40"}
     finally:
         app.close()
+
+
+def test_racecraft_results_list_the_receipts_and_carry_no_block_to_check_dice(tmp_path: Path) -> None:
+    """docs/DESIGN.md, "A game without chance" (Racecraft): "its mails say nothing of dice ...;
+    the confirmation and results carry the receipts, and the results the turn's secret as the key
+    that checks them". Played by mail (playtest5 RC3): every Racecraft result still ended with
+    "To check the receipts yourself, ... run check-dice.py" and its block of values, a dozen
+    lines of a dice check for a game without dice."""
+    from tests.bot.gm_helpers import _start_rc, gm_says
+
+    app = new_app(tmp_path)
+    try:
+        _start_rc(app)
+        player_says(app, "kelly", "USE 4")
+        gm_says(app, "PROCESS rc1")
+        results = next(m for m in mails(app, KELLY) if "Results of" in str(m["Subject"]))
+        text = _text(results)
+        assert re.search(r"\bkelly\s+[0-9a-f]{20}\b", text), text
+        assert re.search(r"\bseb\s+[0-9a-f]{20} \(default\)", text), text
+        assert "Each is made with the turn's key" in " ".join(text.split()), text
+        assert fair.MARK not in text and "check-dice" not in text and "orders      kelly" not in text, text
+    finally:
+        app.close()

@@ -592,3 +592,61 @@ def test_a_command_beside_practice_is_named_as_not_done(gapp: TestApp) -> None:
     assert "Send it in reply to the race's first turn sheet." in text
     stranger_says(gapp, "kim@example.net", "PRACTICE racecraft")
     assert "also asked" not in body_of(last(gapp, "kim@example.net"))
+
+
+def test_an_incomplete_set_in_a_practice_race_is_told_the_race_waits_for_the_missing_part(gapp: TestApp) -> None:
+    """A practice race has no deadline: a turn resolves "as soon as the person orders"
+    (mail-interface.md, PRACTICE), that is on a complete set (`turns.is_due`), and the race is
+    closed when left alone. Played by mail (playtest5 PR2): a set lacking its SPEED was told "At
+    the deadline the game's default fills what is missing" and "the turn resolves 3 minutes after
+    it opened at the soonest" -- and the turn never resolved. The confirmation says what is
+    missing, that the race waits for it, and when the race is closed."""
+    stranger_says(gapp, PAT, "PRACTICE speed-circuit")
+    sheet = _confirm(gapp)
+    gapp.inbox.deliver(reply_to(sheet, "TYRES OPTION", sender=PAT, quote=False))
+    cycle(gapp)
+    confirmation = last(gapp, PAT)
+    body = words_of(confirmation)
+    assert "Orders received" in str(confirmation["Subject"]), str(confirmation["Subject"])
+    assert "That set is not complete. It lacks:" in body, body
+    assert "the car's design: a DESIGN line" in body, body
+    assert "deadline" not in body.replace("no deadline", ""), body
+    assert "default fills" not in body, body
+    assert "when the turn resolves" not in body, body
+    days = gapp.settings.practice.idle_days
+    assert (
+        "The race waits for it: the turn resolves once your set is complete, 3 minutes after it opened at "
+        "the soonest, Mon 5 Jan 2026 09:03 GMT."
+    ) in body, body
+    assert f"The race is closed after {days} days without orders from you." in body, body
+    gapp.inbox.deliver(reply_to(sheet, "ORDERS", sender=PAT, quote=False))
+    cycle(gapp)
+    orders = words_of(last(gapp, PAT))
+    assert "default fills" not in orders and "the deadline" not in orders, orders
+    assert "It lacks: - the car's design: a DESIGN line" in orders, orders
+    assert "The race waits for it: the turn resolves once your set is complete." in orders, orders
+    gapp.inbox.deliver(reply_to(sheet, "Is this thing on?", sender=PAT, quote=False))
+    cycle(gapp)
+    note = words_of(last(gapp, PAT))
+    assert "default fills" not in note, note
+    _paced(gapp)
+    assert "Results of" not in str(last(gapp, PAT)["Subject"]), "the turn waits for the set"
+
+
+def test_resign_closes_a_practice_race_and_says_so(gapp: TestApp) -> None:
+    """A practice race is its person's against robots ("expire when left alone"): RESIGN closes
+    it at once, and the answer says so. Played by mail (playtest5 PR3): "zoe is out of practice1
+    from Race turn 1 (leader on lap 1 of 3) on" -- a race nobody runs in any more."""
+    stranger_says(gapp, PAT, "PRACTICE racecraft")
+    sheet = _confirm(gapp)
+    gapp.inbox.deliver(reply_to(sheet, "RESIGN practice1\nThat was fun, bye", sender=PAT, quote=False))
+    cycle(gapp)
+    answers = [m for m in mails(gapp, PAT) if "resigned" in str(m["Subject"])]
+    assert len(answers) == 1, [str(m["Subject"]) for m in mails(gapp, PAT)]
+    text = words_of(answers[0])
+    assert "You left the practice race practice1; it is closed." in text, text
+    assert " is out of practice1 from " not in text, text
+    assert _game(gapp).status == GameStatus.FINISHED
+    told = len(mails(gapp, PAT))
+    _paced(gapp)
+    assert len(mails(gapp, PAT)) == told, "nothing more of the race"

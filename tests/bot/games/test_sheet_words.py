@@ -107,8 +107,12 @@ def test_history_marks_a_rolled_back_turn_as_corrected(rc: TestApp) -> None:
     gm_says(rc, "ROLLBACK rc1")
     gm_says(rc, "PROCESS rc1")
     player_says(rc, "kelly", "HISTORY rc1")
-    listed = _text(rc, "kelly")
-    assert "1. Turn 1 of 5: start (corrected: rolled back by the GM and resolved again)" in listed
+    assert "HISTORY rc1 <number>" in _text(rc, "kelly")
+    # Played by mail (playtest5 RC5): the note, wrapped, went on 6 columns in under a 2-column
+    # item; it stands on a line of its own, under the item's words.
+    lines = body_of(last(rc, ADDRESS["kelly"])).replace("\r\n", "\n").splitlines()
+    at = lines.index("  1. Turn 1 of 5: start")
+    assert lines[at + 1] == "     (corrected: rolled back by the GM and resolved again)", lines
     player_says(rc, "kelly", "HISTORY rc1 1")
     one = _text(rc, "kelly")
     assert "The corrected results of Turn 1 of 5: start of rc1" in one

@@ -282,6 +282,18 @@ def test_an_extend_while_paused_tells_the_players_when_the_turn_is_due_once_resu
     assert "When the GM resumes" not in body_of(last(rc, ADDRESS["anna"]))
 
 
+def test_an_extend_is_told_in_words_not_in_the_gms_shorthand(rc: TestApp) -> None:
+    """mail-interface.md, "EXTEND <game> <duration>" (24h, 2d, 1d12h): the players are told the
+    time in words, exactly. Played by mail (playtest5 G4): "extended ... by 2d"."""
+    gm_says(rc, "EXTEND rc1 2d")
+    told = words_of(last(rc, ADDRESS["anna"]))
+    assert "The GM has extended the deadline of Turn 1 of 5: start by 2 days." in told, told
+    gm_says(rc, "EXTEND rc1 1d12h")
+    assert "start by 1 day 12 hours." in words_of(last(rc, ADDRESS["anna"]))
+    gm_says(rc, "EXTEND rc1 90m")
+    assert "start by 1 hour 30 minutes." in words_of(last(rc, ADDRESS["anna"]))
+
+
 # -- figures -----------------------------------------------------------------------------------
 
 

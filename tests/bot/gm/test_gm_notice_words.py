@@ -105,3 +105,13 @@ def test_the_gms_order_that_completes_the_turn_is_answered_with_the_turn_resolve
     text = _flat(body_of(answer))
     assert "GM: ORDER done" in text, text
     assert "With your mail, every order of Turn 1 of 5: start is in: the turn is resolved" in text, text
+
+
+def test_a_subject_of_two_news_goes_on_in_lower_case_after_the_semicolon(rc: TestApp) -> None:
+    """One mail per player per GM mail (docs/DESIGN.md, "The GM's mail"), its subject each
+    item's title. Played by mail (playtest5 G4): "[spg] spg resumes; The GM entered orders for
+    you in Set-up and round 1" -- a capital mid-subject; words in capitals (GM) stay."""
+    gm_says(rc, "PAUSE rc1")
+    gm_says(rc, "RESUME rc1\nORDER rc1 anna USE 2")
+    subject = str(last(rc, ADDRESS["anna"])["Subject"])
+    assert subject.startswith("[rc1] rc1 resumes; the GM entered orders for you"), subject

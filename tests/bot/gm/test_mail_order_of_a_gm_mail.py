@@ -33,3 +33,25 @@ def test_rollback_order_process_in_one_mail_tells_the_reopening_before_the_corre
     entered = [i for i, m in enumerate(kelly) if "== The GM entered orders for you" in body_of(m)]
     corrected = [i for i, m in enumerate(kelly) if "Corrected results" in str(m["Subject"])]
     assert entered and entered[0] < corrected[0]
+
+
+def test_a_process_below_a_refused_order_for_its_game_is_not_run_and_the_answer_says_why(rc: TestApp) -> None:
+    """docs/DESIGN.md, "The GM's mail": a PROCESS in the same mail after a refused ORDER, PLOT or
+    SET for that game is not run. Played by mail (playtest5 G5): "ROLLBACK scg / ORDER scg kelly
+    BID WEAR 1 / PROCESS scg" refused the ORDER and resolved the turn without it, listed first
+    under "Done": the GM who meant the ORDER to count was never warned."""
+    gm_says(rc, "PROCESS rc1")
+    gm_says(rc, "ROLLBACK rc1\nORDER rc1 kelly USE 99\nPROCESS rc1")
+    answer = " ".join(body_of(gm_helpers.last(rc, gm_helpers.GM)).split())
+    done = answer.split("== Not done ==")[0]
+    assert "PROCESS done" not in done, answer
+    assert "ORDER refused" in answer and "PROCESS refused" in answer, answer
+    assert (
+        "not run: the ORDER above it in your mail was refused, and rc1's turn is not resolved without it; "
+        "send PROCESS rc1 again"
+    ) in answer, answer
+    assert gm_helpers.turns(rc)[-1].number == 1 and gm_helpers.turns(rc)[-1].resolved_at is None
+    assert "refused: not run" in gm_helpers.audit(rc)[-1].outcome
+    # A refused ORDER for another game, or none, leaves PROCESS to run.
+    gm_says(rc, "ORDER rc1 kelly USE 3\nPROCESS rc1")
+    assert gm_helpers.turns(rc)[-1].number == 2

@@ -3,6 +3,8 @@ deceleration, top and start speed, the corner acceleration ban (P8) and the cap 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from rules.api import ProblemKind
@@ -172,6 +174,16 @@ def test_order_help_gives_the_legal_range_now() -> None:
     """mail-interface.md HELP: the grammar for this player now, generated from the state."""
     text = GAME.order_help(one(speed=100), "ann")
     assert "0..140 mph (160 with PUSH YES" in text
+
+
+def test_order_help_explains_every_race_line_from_one_column() -> None:
+    """The race's syntax block (speed-circuit.md §8, every plot line): each line's explanation
+    starts in the same column (a syntax too long for it, SKILL's, aside). Played by mail
+    (playtest5 SC6): SLIP's stood one column right of its neighbours."""
+    text = GAME.order_help(one(speed=100), "ann")
+    cells = [re.match(r"(\S.*?)( {2,})\S", line) for line in text.splitlines() if line and not line[0].isspace()]
+    columns = {m.end(2) for m in cells if m is not None and len(m.group(1)) < 22}
+    assert len(columns) == 1 and len([m for m in cells if m]) >= 8, text
 
 
 def test_duplicate_lines_are_refused() -> None:
