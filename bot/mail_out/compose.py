@@ -338,11 +338,30 @@ def _plain_head(
     return lines
 
 
+# Quoted-printable in a body (RFC 2045 6.7, as quoprimime writes it): every octet but the printable
+# ones other than "=", the tab and the line ends, as "=XX".
+_QP_QUOTED = {c: f"={c:02X}" for c in range(256) if not (32 <= c <= 126 and c != 61) and c not in (9, 10, 13)}
+_QP_WIDTH = _BUILD.max_line_length or 78
+# A line that quoprimime does more with than quote its octets: wider than a line may be, or ending in a blank.
+_QP_MORE = re.compile(rf"^(?:.{{{_QP_WIDTH + 1},}}|.*[ \t])$", re.M)
+
+
 def _text_qp(body: str) -> str:
     """The text part's quoted-printable payload, exactly as ``set_content(body, charset="utf-8",
-    cte="quoted-printable")`` makes it (email.contentmanager._encode_text)."""
-    lines = body.encode("utf-8").splitlines()
-    return str(quoprimime.body_encode((b"\n".join(lines) + b"\n").decode("latin-1"), _BUILD.max_line_length or 78))
+    cte="quoted-printable")`` makes it (email.contentmanager._encode_text): quoprimime encodes
+    each line on its own, keeping nothing from one line to the next, so the text's octets are
+    quoted at once and only the lines it does more with (`_QP_MORE`: a soft line break, a
+    blank at the end) are encoded by quoprimime."""
+    raw = (b"\n".join(body.encode("utf-8").splitlines()) + b"\n").decode("latin-1")
+    encoded = raw.translate(_QP_QUOTED)
+    more = list(_QP_MORE.finditer(encoded))
+    if not more:
+        return encoded
+    lines, originals = encoded.split("\n"), raw.split("\n")
+    for found in more:
+        i = encoded.count("\n", 0, found.start())
+        lines[i] = str(quoprimime.body_encode(originals[i], _QP_WIDTH))
+    return "\n".join(lines)
 
 
 _NEWLINES = re.compile(r"\r\n|\r|\n")
