@@ -17,7 +17,7 @@ from bot.mail_out.compose import _html_qp, _text_qp
 _TEXT = st.text(
     alphabet=st.one_of(
         st.sampled_from(["a", "=", " ", "\t", "\n", "\r", "-", "é", "€", "\x0b", "\x1c", "\u2028", "\x00"]),
-        st.characters(exclude_categories=("Cs",)),  # text that can be written in UTF-8
+        st.characters(exclude_categories=["Cs"]),  # text that can be written in UTF-8
     ),
     max_size=400,
 )
