@@ -33,6 +33,7 @@ words (the summary and the description), are the letters' (`bot.letters.invitati
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -122,7 +123,27 @@ def _duration(before: timedelta) -> str:
 
 
 def to_ics(event: DeadlineEvent) -> str:
-    """The whole iCalendar object of `event`: CRLF line ends, folded lines."""
+    """The whole iCalendar object of `event`: CRLF line ends, folded lines. Its lines but the
+    ATTENDEE are written once for the attendees of one event (`_shared_lines`: a turn's
+    deadline goes to each seat of it alike), so a seat's object costs its own line."""
+    before, after = _shared_lines(dataclasses.replace(event, attendee="", attendee_name=""))
+    attendee = fold(
+        f"ATTENDEE;CN={_param(event.attendee_name)};ROLE=REQ-PARTICIPANT;PARTSTAT=NEEDS-ACTION;RSVP=FALSE:"
+        f"mailto:{event.attendee}"
+    )
+    return f"{before}{attendee}\r\n{after}"
+
+
+@lru_cache(maxsize=256)
+def _shared_lines(event: DeadlineEvent) -> tuple[str, str]:
+    """The folded CRLF lines of `event`'s object before its ATTENDEE line and after it (`to_ics`)."""
+    lines = _lines(event)
+    at = next(i for i, line in enumerate(lines) if line.startswith("ATTENDEE;"))
+    return "".join(fold(line) + "\r\n" for line in lines[:at]), "".join(fold(line) + "\r\n" for line in lines[at + 1 :])
+
+
+def _lines(event: DeadlineEvent) -> list[str]:
+    """The content lines of `event`'s object, unfolded."""
     cancel = event.method == CANCEL
     lines = [
         "BEGIN:VCALENDAR",
@@ -153,7 +174,7 @@ def to_ics(event: DeadlineEvent) -> str:
                 "END:VALARM",
             ]
     lines += ["END:VEVENT", "END:VCALENDAR"]
-    return "\r\n".join(fold(line) for line in lines) + "\r\n"
+    return lines
 
 
 def part(event: DeadlineEvent, filename: str) -> CalendarPart:

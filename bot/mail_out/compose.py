@@ -14,6 +14,7 @@ import binascii
 import logging
 import re
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from email import policy, quoprimime
@@ -232,7 +233,7 @@ def _alternative_body(text_payload: str, html: HtmlBody | None, calendar: Calend
         text_qp,
     ]
     if html is not None:
-        html_qp = binascii.b2a_qp(html.html.replace("\r\n", "\n").encode("utf-8"), istext=True).decode("ascii")
+        html_qp = _html_qp(html.html)
         parts += [
             f'{nl}--{outer}{nl}Content-Type: multipart/related; boundary="{inner}";{nl} type="text/html"{nl}{nl}',
             f'--{inner}{nl}Content-Type: text/html; charset="utf-8"{nl}Content-Transfer-Encoding: quoted-printable{nl}{nl}',
@@ -338,11 +339,82 @@ def _plain_head(
     return lines
 
 
+# Quoted-printable in a body (RFC 2045 6.7, as quoprimime writes it): every octet but the printable
+# ones other than "=", the tab and the line ends, as "=XX".
+_QP_QUOTED = {c: f"={c:02X}" for c in range(256) if not (32 <= c <= 126 and c != 61) and c not in (9, 10, 13)}
+_QP_WIDTH = _BUILD.max_line_length or 78
+# A line that quoprimime does more with than quote its octets: wider than a line may be, or ending in a blank.
+_QP_MORE = re.compile(rf"^(?:.{{{_QP_WIDTH + 1},}}|.*[ \t])$", re.M)
+
+
 def _text_qp(body: str) -> str:
     """The text part's quoted-printable payload, exactly as ``set_content(body, charset="utf-8",
-    cte="quoted-printable")`` makes it (email.contentmanager._encode_text)."""
-    lines = body.encode("utf-8").splitlines()
-    return str(quoprimime.body_encode((b"\n".join(lines) + b"\n").decode("latin-1"), _BUILD.max_line_length or 78))
+    cte="quoted-printable")`` makes it (email.contentmanager._encode_text): the text's lines,
+    its line ends made one "\\n", each line encoded on its own by quoprimime (`_qp_lines`), so
+    a block of lines the letters of a turn share is encoded once (`_by_blocks`)."""
+    raw = (b"\n".join(body.encode("utf-8").splitlines()) + b"\n").decode("latin-1")
+    return _by_blocks(raw, _qp_lines, "text")
+
+
+def _qp_lines(raw: str) -> str:
+    """Whole lines (`raw`: octets as latin-1, each line ending in "\\n") as quoprimime encodes
+    them, a line at a time, keeping nothing from one line to the next: their octets are quoted
+    at once, and only the lines it does more with (`_QP_MORE`: a soft line break, a blank at
+    the end) are encoded by quoprimime."""
+    encoded = raw.translate(_QP_QUOTED)
+    more = list(_QP_MORE.finditer(encoded))
+    if not more:
+        return encoded
+    lines, originals = encoded.split("\n"), raw.split("\n")
+    for found in more:
+        i = encoded.count("\n", 0, found.start())
+        lines[i] = str(quoprimime.body_encode(originals[i], _QP_WIDTH))
+    return "\n".join(lines)
+
+
+def _html_qp(html: str) -> str:
+    """The HTML part's quoted-printable payload (LF line ends), exactly as ``binascii.b2a_qp``
+    encodes the whole text with its line ends made "\\n", a block at a time (`_by_blocks`).
+    b2a_qp works a line at a time but for the end of its input (a blank or a lone "." there
+    is quoted) and the line end it writes (CRLF when its input's first line ends in one): a
+    block ends in a line end, and a text with a CRLF left in it ("\\r\\r\\n") is encoded whole."""
+    text = html.replace("\r\n", "\n")
+    if "\r\n" in text:
+        return _b2a_qp(text)
+    return _by_blocks(text, _b2a_qp, "html")
+
+
+def _b2a_qp(text: str) -> str:
+    return binascii.b2a_qp(text.encode("utf-8"), istext=True).decode("ascii")
+
+
+# Blocks of text (between blank lines) encoded once a process, by their encoding and their text:
+# the letters of a turn share most of theirs (the report, the dice, the sign-off). Emptied when
+# it holds `_ENCODED_MOST` blocks.
+_ENCODED: dict[tuple[str, str], str] = {}
+_ENCODED_MOST = 4096
+
+
+def _by_blocks(text: str, encode: Callable[[str], str], name: str) -> str:
+    """`encode(text)` for an `encode` that works a line at a time, keeping nothing from one
+    line to the next but at the end of its input: `text` in blocks each ending in a blank
+    line (the last as it is), each block's encoding taken from `_ENCODED` or made there."""
+    blocks = text.split("\n\n")
+    last = len(blocks) - 1
+    out: list[str] = []
+    for i, block in enumerate(blocks):
+        if i < last:
+            block += "\n\n"
+        elif not block:
+            break
+        key = (name, block)
+        found = _ENCODED.get(key)
+        if found is None:
+            if len(_ENCODED) >= _ENCODED_MOST:
+                _ENCODED.clear()
+            found = _ENCODED[key] = encode(block)
+        out.append(found)
+    return "".join(out)
 
 
 _NEWLINES = re.compile(r"\r\n|\r|\n")

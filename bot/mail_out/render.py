@@ -368,7 +368,35 @@ def _goes_on(line: str) -> bool:
     return line[-1].isalnum() or line[-1] in ",;)'\""
 
 
+# Each block of lines (`_filled_block`) filled once a process, by its text: a turn's letters
+# share most of their blocks (the report, the dice, the sign-off), so a seat's letter fills only
+# its own. Emptied when it holds `_FILLED_MOST` blocks.
+_FILLED: dict[str, list[str]] = {}
+_FILLED_MOST = 4096
+
+
 def _filled(lines: list[str]) -> list[str]:
+    """`lines` through `_filled_block`, a block at a time: a blank line ends every run and every
+    group of rows (`_filled_block` starts afresh after it), so the blocks between blank lines are
+    filled alike wherever they stand, and each block's text is filled once (`_FILLED`)."""
+    out: list[str] = []
+    if not lines:
+        return out
+    first = True
+    for block in "\n".join(lines).split("\n\n"):
+        if not first:
+            out.append("")
+        first = False
+        found = _FILLED.get(block)
+        if found is None:
+            if len(_FILLED) >= _FILLED_MOST:
+                _FILLED.clear()
+            found = _FILLED[block] = _filled_block(block.split("\n"))
+        out.extend(found)
+    return out
+
+
+def _filled_block(lines: list[str]) -> list[str]:
     """`lines` with every sentence run of running text that has a line wider than `LINE_WIDTH`
     filled to it, its words whole (a link in it ends on a line of its own if it must): a run is
     a plain line of running text with the lines that go on with its sentence (`_goes_on`),

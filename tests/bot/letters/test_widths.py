@@ -109,3 +109,28 @@ def test_the_block_of_values_is_kept_whole_so_a_long_order_still_checks() -> Non
     assert found is not None and found.orders == {"anna": order}
     after = out.split("\n\n", 1)[1].splitlines()
     assert all(len(line) <= LINE_WIDTH for line in after), after
+
+
+_ANY_LINE = st.one_of(
+    _LINE,
+    st.just(""),
+    st.builds(
+        lambda lead, words: lead + " ".join(words),
+        st.sampled_from(["- ", "  * ", "   - "]),
+        st.lists(_WORD, max_size=30),
+    ),
+    st.builds(" ".join, st.lists(_WORD, min_size=1, max_size=30)),
+)
+
+
+@given(st.lists(_ANY_LINE, max_size=14), st.booleans())
+def test_a_block_is_filled_the_same_wherever_it_stands_and_however_often(lines: list[str], again: bool) -> None:
+    """`tidy` fills the lines between two blank lines once a process (a turn's letters share
+    most of them): a blank line starts every run and row afresh, so filling each block alone,
+    or taking it as filled before, gives the lines filling them all at once gives."""
+    from bot.mail_out.render import _filled, _filled_block
+
+    expected = _filled_block(list(lines))
+    if again:
+        _filled(list(lines))
+    assert _filled(list(lines)) == expected

@@ -343,3 +343,34 @@ def test_a_calendar_clients_answer_to_the_invitation_is_never_answered(rc: TestA
     with rc.db.read() as session:
         rows = session.query(InboundMessage).order_by(InboundMessage.id).all()[-2:]
     assert [r.status for r in rows] == ["ignored", "ignored"] and all("calendar" in r.detail for r in rows)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    attendees=st.lists(st.tuples(st.text(max_size=40), st.emails()), min_size=1, max_size=4),
+    summary=st.text(max_size=120),
+    method=st.sampled_from([ical.REQUEST, ical.CANCEL]),
+    alarms=st.lists(st.integers(0, 5000), max_size=3),
+)
+def test_each_attendees_object_is_the_event_written_whole(
+    attendees: list[tuple[str, str]], summary: str, method: str, alarms: list[int]
+) -> None:
+    """Property: the lines of an event the same for every attendee are written once
+    (`to_ics`), and each attendee's object is still every line of it folded, in order, as
+    written whole for that attendee alone."""
+    for name, address in attendees:
+        event = ical.DeadlineEvent(
+            uid="deadline-1-g-turn-2@x.test",
+            sequence=1,
+            stamp=START,
+            deadline=START + timedelta(days=2),
+            summary=summary,
+            description=summary + " (Europe/Paris)",
+            organizer="flagman@x.test",
+            organizer_name="Flagman",
+            attendee=address,
+            attendee_name=name,
+            alarms=tuple(timedelta(minutes=m) for m in alarms),
+            method=method,
+        )
+        assert ical.to_ics(event) == "".join(ical.fold(line) + "\r\n" for line in ical._lines(event))

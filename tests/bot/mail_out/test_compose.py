@@ -1,0 +1,50 @@
+"""The bytes `bot.mail_out.compose` writes itself are the stdlib's: its quoted-printable text
+part is what ``set_content(..., cte="quoted-printable")`` makes of any text, its HTML part what
+``binascii.b2a_qp`` makes of the whole HTML, however often a block of it was encoded before."""
+
+from __future__ import annotations
+
+import binascii
+from email import quoprimime
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bot.mail_out.compose import _html_qp, _text_qp
+
+# Any text, with what makes quoted-printable do more than quote an octet: long lines, "=",
+# blanks and tabs at the ends of lines, line ends of every kind, non-ASCII letters.
+_TEXT = st.text(
+    alphabet=st.one_of(
+        st.sampled_from(["a", "=", " ", "\t", "\n", "\r", "-", "é", "€", "\x0b", "\x1c", "\u2028", "\x00"]),
+        st.characters(exclude_categories=["Cs"]),  # text that can be written in UTF-8
+    ),
+    max_size=400,
+)
+# Blocks (parted by blank lines) to repeat, as a turn's letters repeat theirs.
+_BLOCKS = st.lists(_TEXT, min_size=1, max_size=4)
+
+
+@given(_TEXT, st.integers(0, 100))
+def test_the_text_part_is_quoted_printable_as_the_stdlib_writes_it(text: str, long_line: int) -> None:
+    body = text + "\n" + "x" * long_line + " \n-- \n"
+    for case in (text, body):
+        lines = case.encode("utf-8").splitlines()
+        expected = quoprimime.body_encode((b"\n".join(lines) + b"\n").decode("latin-1"), 78)
+        assert _text_qp(case) == expected
+
+
+@given(_BLOCKS, st.lists(st.integers(0, 3), max_size=8), st.sampled_from(["", "\n", ".", " ", "\n\n", "\r"]))
+def test_the_html_part_is_quoted_printable_as_binascii_writes_it(blocks: list[str], order: list[int], end: str) -> None:
+    for picks in ([0], order):
+        html = "\n\n".join(blocks[i % len(blocks)] for i in picks) + end
+        expected = binascii.b2a_qp(html.replace("\r\n", "\n").encode("utf-8"), istext=True).decode("ascii")
+        assert _html_qp(html) == expected
+
+
+@given(_BLOCKS, st.lists(st.integers(0, 3), max_size=8))
+def test_the_text_part_is_the_same_however_often_its_blocks_were_encoded(blocks: list[str], order: list[int]) -> None:
+    for picks in ([0], order):
+        text = "\n\n".join(blocks[i % len(blocks)] for i in picks)
+        lines = text.encode("utf-8").splitlines()
+        assert _text_qp(text) == quoprimime.body_encode((b"\n".join(lines) + b"\n").decode("latin-1"), 78)
