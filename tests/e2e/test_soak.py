@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 # The bounded caches are emptied at each measurement (soak.clear_bounded_caches), so a warm-up of
 # 200 mails (every kind of mail many times over, the first turns resolved) is enough: at 400 mails
-# the memory held after the last 200 grew 14-24 KiB where the bound is 50 KiB, and a leak of
+# the memory held after the last 200 grew 23-28 KiB where the bound is 50 KiB, and a leak of
 # soak.LEAK bytes a mail over those 200 fails. `python -m bench --only soak` runs 2,000.
 TOTAL, WARM_UP = 400, 200
 
