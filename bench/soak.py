@@ -16,7 +16,9 @@ import gc
 import itertools
 import logging
 import random
+import re
 import resource
+import sys
 import tracemalloc
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -73,14 +75,26 @@ class CountingMailer:
 
 
 def clear_bounded_caches(engine: Engine) -> None:
-    """Empty the caches that are bounded by design (header memos of bot.mail_in.parse and bot.mail_out.compose,
-    whose entries include every mail's unique Message-ID until the cap; SQLAlchemy's cache of
-    compiled statements, which fills as new kinds of mail take new paths), so that what memory
-    remains between two measurements is what a leak would hold, not how full a cache is."""
+    """Empty the caches that are bounded by design, so that what memory remains between two
+    measurements is what a leak would hold, not how full a cache is: every ``functools`` cache of
+    the bot's and the rules' modules (pictures, text widths, schedules, robots' tables), the memos
+    of headers, words, encoded pictures and composed parts (bot.mail_in.parse, bot.letters.words,
+    bot.mail_out.compose), the regular expressions compiled on the way, SQLAlchemy's cache of
+    compiled statements, and the pooled connections with the statements each keeps prepared.
+    Emptied, they fill again from the next mail: a warm-up of a few hundred mails is enough."""
     engine.clear_compiled_cache()
+    engine.dispose()
+    re.purge()
+    from bot.letters import words
     from bot.mail_in import parse as inbound
     from bot.mail_out import compose as mailout
 
+    for name, module in list(sys.modules.items()):
+        if module is None or not name.startswith(("bot.", "rules.")):
+            continue
+        for value in list(vars(module).values()):
+            if callable(getattr(value, "cache_clear", None)) and hasattr(value, "cache_info"):
+                value.cache_clear()
     memo = getattr(getattr(inbound._POLICY, "header_factory", None), "_memo", None)
     if memo is not None:
         memo.cache_clear()
@@ -89,9 +103,9 @@ def clear_bounded_caches(engine: Engine) -> None:
         cache = getattr(registry, name, None)
         if cache is not None:
             cache.clear()
-    folded = getattr(mailout, "_FOLDED", None)
-    if folded is not None:
-        folded.clear()
+    for memo_dict in (getattr(mailout, "_FOLDED", None), getattr(mailout, "_ENCODED_IMAGES", None), words._SAID):
+        if memo_dict is not None:
+            memo_dict.clear()
 
 
 def held(snapshot: tracemalloc.Snapshot) -> tracemalloc.Snapshot:

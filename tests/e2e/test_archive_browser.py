@@ -546,11 +546,12 @@ def test_every_picture_of_a_mail_has_labels_of_9_px_on_a_360_px_screen(
     assert carried_options or not hasattr(module, "draw_options"), "no mail carried an options picture"
 
 
-def _speed_circuit_site(tmp_path: Path) -> Path:
+@pytest.fixture(scope="module")
+def speed_circuit_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A Speed Circuit race (eight figures a car) played by deadlines through the bot, its
-    archive kept after every turn."""
+    archive kept after every turn: played once, each page measured in a file of its own."""
     return bot_site(
-        tmp_path,
+        tmp_path_factory.mktemp("speed-circuit-site"),
         "speed_circuit",
         "sc1",
         ("tyrrell", "lotus"),
@@ -564,14 +565,14 @@ def _speed_circuit_site(tmp_path: Path) -> Path:
     ("page", "width"),
     [("dice.html", 1280), ("dice.html", 360), ("index.html", 360), ("turn-004.html", 360)],
 )
-def test_the_archive_dice_and_standings_fit_the_screen(tmp_path: Path, page: str, width: int) -> None:
+def test_the_archive_dice_and_standings_fit_the_screen(speed_circuit_site: Path, page: str, width: int) -> None:
     """The archive's dice page at 1280 px and at 360 px, and the standings of a wide table (Speed
     Circuit's eight figures) at 360 px: laid out by Chromium, no element reaches past the screen
     or holds more than it is wide (the dice page's hashes overflowed their card; the standings
     were cut off with no cue): on a narrow screen the standings are one card a car, each figure
     with its heading. The dice page's times are in UTC, to the second, and labelled so."""
     chromium()  # there, or the test fails
-    site = _speed_circuit_site(tmp_path)
+    site = speed_circuit_site
     source = (site / page).read_text(encoding="utf-8")
     if page == "dice.html":
         assert not re.search(r"\d\d:\d\d:\d\d\.\d", source), "a time with fractions of a second"

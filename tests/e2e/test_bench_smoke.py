@@ -205,8 +205,8 @@ def test_every_mail_style_parses_to_its_order() -> None:
 def test_the_benchmarks_run_at_a_tiny_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """performance.md: one command runs ingest, deadline, latency and scale and writes the JSON.
     Their timed workers run in this process (`--workers-in-process`): the same work and answers
-    without an interpreter started for each (tests/e2e/test_bench_by_mail.py runs them as their
-    own processes)."""
+    without an interpreter started for each (the test of `bench.world.run_worker` below starts
+    one as a process of its own)."""
     out = tmp_path / "results.json"
     code = main(
         [

@@ -17,7 +17,7 @@ import pytest
 
 from bot.mail_in.inbox import deliver_to_maildir
 from bot.testing import plain_mail
-from tests.e2e.wheel import clean_env, install_wheel, run, the_wheel
+from tests.e2e.wheel import clean_env, run
 from tests.helpers import as_unprivileged, damage_header, damage_pages
 from tests.servers import Postgres
 
@@ -189,16 +189,20 @@ def test_an_install_missing_a_migration_file_says_which_in_one_line(
     installed: Path, initialized: Path, tmp_path: Path
 ) -> None:
     """ "A missing migration file: `flagman migrate` prints a 44-line traceback
-    (`KeyError: '0011'`), doctor says "a check failed unexpectedly"". An install of the wheel
-    with 0011's file deleted: migrate and run name the revision in one line (status 2); the
-    doctor names it as a database problem."""
+    (`KeyError: '0011'`), doctor says "a check failed unexpectedly"". The installed wheel
+    with 0011's file missing: migrate and run name the revision in one line (status 2); the
+    doctor names it as a database problem. The installed venv itself, the file taken away for
+    the test and put back after it (no second install)."""
     config = site(initialized, tmp_path / "site")
-    broken = install_wheel(the_wheel(installed), tmp_path / "broken")
-    (migration,) = (tmp_path / "broken").glob("lib/python3*/site-packages/bot/_resources/migrations/versions/0011_*.py")
-    migration.unlink()
-    for command in ("migrate", "run"):
-        one_line(flagman(broken, config, command), 2, "revision 0011 is missing from", "reinstall")
-    doctor = flagman(broken, config, "doctor")
+    (migration,) = installed.parent.glob("lib/python3*/site-packages/bot/_resources/migrations/versions/0011_*.py")
+    kept = tmp_path / migration.name
+    shutil.move(migration, kept)
+    try:
+        for command in ("migrate", "run"):
+            one_line(flagman(installed, config, command), 2, "revision 0011 is missing from", "reinstall")
+        doctor = flagman(installed, config, "doctor")
+    finally:
+        shutil.move(kept, migration)
     assert doctor.returncode == 1 and "unexpectedly" not in doctor.stdout, doctor.stdout
     problems = [line for line in doctor.stdout.splitlines() if line.startswith("PROBLEM")]
     assert any(" database " in p and "revision 0011 is missing" in p for p in problems), doctor.stdout

@@ -304,27 +304,6 @@ def test_sigterm_in_the_middle_of_the_work_stops_cleanly_and_loses_nothing(
         db.dispose()
 
 
-def test_watchdog_pings_and_sighup_reloads_the_schedule(tmp_path: Path, notify: NotifySocket) -> None:
-    """WATCHDOG=1 every half WatchdogSec while healthy; SIGHUP: RELOADING=1, new schedule, READY=1."""
-    config, _ = make_site(tmp_path / "site", games=1)
-    service = Service(config, notify, watchdog_usec=1_000_000)
-    try:
-        ready = notify.wait_for("READY=1")
-        first = notify.wait_for("WATCHDOG=1", timeout=10, after=ready)
-        notify.wait_for("WATCHDOG=1", timeout=10, after=first + 1)
-        config.write_text(config.read_text().replace("poll_seconds = 0.3", "poll_seconds = 0.7"))
-        service.proc.send_signal(signal.SIGHUP)
-        reloading = notify.wait_for("RELOADING=1", timeout=10)
-        notify.wait_for("READY=1", timeout=10, after=reloading)
-        service.wait_log("configuration reloaded")
-        assert "job poll now runs every 0.7 s" in service.log
-        assert service.proc.poll() is None
-        code = service.stop()
-    finally:
-        service.kill()
-    assert code == 0, service.log
-
-
 def roles(path: Path) -> dict[str, float]:
     """flagman_role{role} of a metrics file, and its flagman_up, each sample labelled by its bot."""
     from prometheus_client.parser import text_string_to_metric_families
@@ -338,20 +317,32 @@ def roles(path: Path) -> dict[str, float]:
     return found
 
 
-def test_a_second_service_waits_on_standby_and_takes_over(tmp_path: Path, notify: NotifySocket) -> None:
-    """Two `flagman run` on one database: the second says it is on standby; killing the first,
-    the second takes over and runs the jobs. "a standby writes no file": on standby it
-    writes one of its own (flagman-standby.prom, role standby, up), beside the active one's
-    (role active); the standby's file goes as it takes over."""
+def test_watchdog_pings_sighup_reloads_and_a_second_service_waits_on_standby_and_takes_over(
+    tmp_path: Path, notify: NotifySocket
+) -> None:
+    """The first `flagman run`: WATCHDOG=1 every half WatchdogSec while healthy; SIGHUP:
+    RELOADING=1, new schedule, READY=1. Then a second `flagman run` on the same database says it
+    is on standby; killing the first, the second takes over and runs the jobs. "a standby writes
+    no file": on standby it writes one of its own (flagman-standby.prom, role standby, up),
+    beside the active one's (role active); the standby's file goes as it takes over."""
     config, _ = make_site(tmp_path / "site", games=1)
     metrics_file = tmp_path / "metrics" / "flagman.prom"
     standby_file = tmp_path / "metrics" / "flagman-standby.prom"
     config.write_text(config.read_text() + f'\n[metrics]\nfile = "{metrics_file}"\n')
-    first = Service(config, notify)
+    first = Service(config, notify, watchdog_usec=1_000_000)
     second: Service | None = None
     try:
-        notify.wait_for("READY=1")
+        ready = notify.wait_for("READY=1")
         first.wait_log("flagman running")
+        ping = notify.wait_for("WATCHDOG=1", timeout=10, after=ready)
+        notify.wait_for("WATCHDOG=1", timeout=10, after=ping + 1)
+        config.write_text(config.read_text().replace("poll_seconds = 0.3", "poll_seconds = 0.7"))
+        first.proc.send_signal(signal.SIGHUP)
+        reloading = notify.wait_for("RELOADING=1", timeout=10)
+        notify.wait_for("READY=1", timeout=10, after=reloading)
+        first.wait_log("configuration reloaded")
+        assert "job poll now runs every 0.7 s" in first.log
+        assert first.proc.poll() is None
         second = Service(config, notify)
         second.wait_log("standby")
         assert "flagman running" not in second.log

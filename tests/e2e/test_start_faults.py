@@ -69,29 +69,6 @@ def roles(path: Path) -> dict[str, float]:
     }
 
 
-def test_run_waits_out_a_read_only_database_and_starts_once_it_is_writable(tmp_path: Path) -> None:
-    """... and while it waits, the metrics file says so (flagman_role{role="waiting"} 1): an
-    instance waiting to start is not an instance gone."""
-    root = tmp_path / "site"
-    config = make_site(root, mails=1)
-    metrics_file = tmp_path / "metrics" / "flagman.prom"
-    config.write_text(config.read_text() + f'\n[metrics]\nfile = "{metrics_file}"\n')
-    database = root / "flagman.sqlite"
-    database.chmod(0o444)
-    notify = NotifySocket(tmp_path / "notify")
-    service = Service(config, notify, unprivileged=True)
-    try:
-        wait_for_tries(notify, 2)
-        assert service.proc.poll() is None, service.log
-        assert roles(metrics_file) == {"active": 0, "standby": 0, "waiting": 1}
-        for path in root.glob("flagman.sqlite*"):
-            path.chmod(0o600)
-        waited_and_recovered(service, notify, "cannot be written", "mode 0444")
-    finally:
-        service.kill()
-        notify.close()
-
-
 def test_run_waits_out_a_full_disk_and_starts_once_there_is_room(tmp_path: Path) -> None:
     with SmallDisk(tmp_path / "disk", 4096) as disk:
         root = disk.root / "site"
@@ -163,25 +140,31 @@ def test_damaged_pages_stop_migrate_and_run_rather_than_a_job_later(tmp_path: Pa
         assert "Traceback" not in done.stderr
 
 
-def test_run_migrate_waits_for_a_read_only_database_then_migrates_and_starts(tmp_path: Path) -> None:
+def test_run_migrate_waits_out_a_read_only_database_then_migrates_and_starts(tmp_path: Path) -> None:
     """What the unit runs, `flagman run --migrate`, after an upgrade, on a database it may not
-    write yet: it waits (one line), then migrates it to this flagman's schema and starts."""
+    write yet: it waits (one line, naming the mode), and while it waits the metrics file says so
+    (flagman_role{role="waiting"} 1: an instance waiting to start is not an instance gone); once
+    the database is writable it migrates it to this flagman's schema and starts."""
     from bot.db import head_revision
     from bot.ops.upgrade import migrate_to
     from bot.settings import load_settings
 
     root = tmp_path / "site"
     config = make_site(root, mails=0)
+    metrics_file = tmp_path / "metrics" / "flagman.prom"
+    config.write_text(config.read_text() + f'\n[metrics]\nfile = "{metrics_file}"\n')
     migrate_to(load_settings(config, env={}).database_url, "0013")
     (root / "flagman.sqlite").chmod(0o444)
     notify = NotifySocket(tmp_path / "notify")
     service = Service(config, notify, unprivileged=True, options=("--migrate",))
     try:
-        wait_for_tries(notify, 1)
+        wait_for_tries(notify, 2)
+        assert service.proc.poll() is None, service.log
+        assert roles(metrics_file) == {"active": 0, "standby": 0, "waiting": 1}
         for path in root.glob("flagman.sqlite*"):
             path.chmod(0o600)
         service.wait_log(f"database migrated up from revision 0013 to {head_revision()}", timeout=600)
-        waited_and_recovered(service, notify, "cannot be written")
+        waited_and_recovered(service, notify, "cannot be written", "mode 0444")
     finally:
         service.kill()
         notify.close()

@@ -14,8 +14,10 @@ from rules.racecraft.model import MAX_EP, Order, Race, Stage
 from rules.racecraft.resolve import run_turn
 from rules.script import run_script
 from tests.rules.racecraft_strategies import racecraft_scripts, races_with_orders, replay, spelled
+from tests.settled import examples
 
-SETTINGS = settings(max_examples=100, deadline=None)
+# Random races, turns and orders: half as many in the settled profile (tests/run, CI) as when exploring.
+SETTINGS = settings(max_examples=examples(50, 100), deadline=None)
 
 
 def ahead_of(race: Race, player: str) -> set[str]:

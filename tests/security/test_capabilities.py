@@ -307,7 +307,7 @@ BODIES = [
 ]
 
 
-@settings(max_examples=examples(15, 40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(8, 40), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     st.lists(
         st.tuples(st.sampled_from(SENDERS), st.sampled_from(ROUTES), st.sampled_from(BODIES), st.booleans()),
