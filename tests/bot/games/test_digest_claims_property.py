@@ -32,8 +32,8 @@ from bot.gm import digest
 from bot.models import Outbox
 from bot.testing import TestApp
 from tests.bot.games.test_claims_property import _used
-from tests.bot.games.test_timing_property import MOVES, PEOPLE, _game, _move, _turn
-from tests.bot.gm_helpers import GM, cycle, new_app, player_says
+from tests.bot.games.test_timing_property import MOVES, PEOPLE, _move, _turn, started_copy
+from tests.bot.gm_helpers import GM, cycle, player_says
 from tests.helpers import moving_clock
 from tests.settled import examples
 
@@ -53,9 +53,8 @@ def _digest_claim(app: TestApp) -> dict[str, object]:
 
 def _play(grace_minutes: int, early: bool, moves: list[str], minutes: int, send_waited: bool) -> str:
     with tempfile.TemporaryDirectory() as tmp:
-        app = new_app(Path(tmp))
+        app = started_copy(Path(tmp), grace_minutes, early)
         try:
-            _game(app, grace_minutes, early)
             for move in moves:
                 _move(app, move)
             claim = _digest_claim(app)

@@ -29,7 +29,7 @@ from bot.games.turns import PlayerSpec, create_game
 from bot.models import Game, Outbox, Turn
 from bot.testing import TestApp
 from tests.bot.games.test_claims_property import _used
-from tests.bot.gm_helpers import GM, cycle, gm_says, new_app, player_says
+from tests.bot.gm_helpers import GM, Played, copy_of, cycle, gm_says, played_once, player_says
 from tests.helpers import moving_clock
 from tests.settled import examples
 
@@ -54,6 +54,18 @@ def _game(app: TestApp, grace_minutes: int, early: bool) -> None:
             seed=7,
         )
     app.service.send()
+
+
+_started: dict[tuple[int, bool], Played] = {}
+
+
+def started_copy(tmp: Path, grace_minutes: int, early: bool) -> TestApp:
+    """A TestApp in `tmp` on a copy of the game `_game` starts with this grace and early
+    resolution, which is played once in this process for each pair (`played_once`)."""
+    if (grace_minutes, early) not in _started:
+        directory = Path(tempfile.mkdtemp(prefix="fm-timing-"))
+        _started[grace_minutes, early] = played_once(directory, lambda app: _game(app, grace_minutes, early))
+    return copy_of(_started[grace_minutes, early], tmp)
 
 
 def _move(app: TestApp, move: str) -> None:
@@ -102,9 +114,8 @@ def _turn(app: TestApp, number: int) -> Turn:
 
 def _play(grace_minutes: int, early: bool, moves: list[str], minutes: int) -> str:
     with tempfile.TemporaryDirectory() as tmp:
-        app = new_app(Path(tmp))
+        app = started_copy(Path(tmp), grace_minutes, early)
         try:
-            _game(app, grace_minutes, early)
             for move in moves:
                 _move(app, move)
             player_says(app, "p0", "ORDERS", game="g1", address="p0@example.org")
