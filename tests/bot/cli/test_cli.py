@@ -35,8 +35,8 @@ def newest(maildir: Path) -> EmailMessage:
 def test_init_game_poll_tick_send_on_the_embedded_default(tmp_path: Path) -> None:
     """flagman init DIR as a process of its own, with nothing of this environment but PATH; then
     game new/list/show, poll, tick and send, each once, in this process (`flagman_command`)."""
-    done = flagman(None, "init", str(tmp_path), "--address", "bot@club.example")
-    assert done.returncode == 0, done.stderr
+    initialised = flagman(None, "init", str(tmp_path), "--address", "bot@club.example")
+    assert initialised.returncode == 0, initialised.stderr
     config = tmp_path / "flagman.toml"
     assert config.exists() and (tmp_path / "flagman.sqlite").exists()
     assert oct((tmp_path / "site-secret").stat().st_mode)[-3:] == "600"
