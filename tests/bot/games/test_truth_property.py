@@ -89,7 +89,7 @@ def started(tmp_path_factory: pytest.TempPathFactory) -> Started:
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["speed_circuit", "speedphreakz"])
 def test_what_orders_says_will_count_is_what_the_deadline_uses(kind: str, started: Started) -> None:
-    @settings(max_examples=examples(6, 12), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=examples(3, 12), deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(st.lists(step, max_size=6))
     def run(steps: list[tuple[str, str, object]]) -> None:
         with tempfile.TemporaryDirectory() as tmp:
