@@ -19,7 +19,7 @@ import random
 import resource
 import tracemalloc
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,7 +56,7 @@ class CountingMailer:
 
     def send(
         self,
-        mails: Sequence[OutgoingMail],
+        mails: Iterable[OutgoingMail],
         on_result: Callable[[SendResult], None] | None = None,
         settle: Callable[[], None] | None = None,
     ) -> list[SendResult]:

@@ -380,3 +380,31 @@ def orders_on_file(rules: AnyGame, state: GameState, seat: Seat, subs: Sequence[
         parsed = rules.parse_orders(state, seat.name, sub.text).orders
         merged = parsed if merged is None else rules.merge_orders(merged, parsed)
     return merged
+
+
+def adds_a_part(
+    rules: AnyGame, state: GameState, seat: str, earlier: tuple[GameOrder, ...], sent: tuple[GameOrder, ...]
+) -> bool:
+    """Whether a mail (a player's, or the GM's ORDER) the game's merge files alone adds to the
+    complete set on file: it lacks what the turn needs (the set on file has it) and names no kind
+    of order the set on file names ("TYRES OPTION" after a whole DESIGN). `with_the_rest` keeps
+    the set on file only where the game takes both together now."""
+    return (
+        rules.is_complete(state, seat, earlier)
+        and not rules.is_complete(state, seat, sent)
+        and not {type(order) for order in earlier} & {type(order) for order in sent}
+    )
+
+
+def with_the_rest(
+    rules: AnyGame, state: GameState, seat: str, earlier: tuple[GameOrder, ...], merged: tuple[GameOrder, ...]
+) -> tuple[GameOrder, ...]:
+    """The set after a mail that said "keep the rest": the mail's orders, and every order on file
+    of a kind the mail did not send, when the game takes them together as a set now; else the
+    mail's orders alone (the confirmation then says what is no longer on file)."""
+    sent = {type(order) for order in merged}
+    kept = [order for order in earlier if type(order) not in sent]
+    if not kept:
+        return merged
+    together = rules.parse_orders(state, seat, rules.format_orders((*merged, *kept)))
+    return together.orders if together.orders and not together.problems else merged

@@ -677,6 +677,7 @@ class SmtpSink:
         self._faults: list[Fault] = []
         self.onward_errors: list[str] = []
         self.greetings = 0  # EHLO/HELO seen: one per connection when no STARTTLS
+        self._greeted: list[SMTP] = []  # the sessions greeted, for `drop_connections`
         self._controller: Any = None
         self._arrived = threading.Condition(self._lock)
 
@@ -782,6 +783,7 @@ class SmtpSink:
             self._faults.clear()
             self.onward_errors.clear()
             self.greetings = 0
+            self._greeted.clear()
 
     # -- faults ------------------------------------------------------------------------------
     def add_fault(self, fault: Fault) -> Fault:
@@ -810,6 +812,33 @@ class SmtpSink:
     def clear_faults(self) -> None:
         with self._lock:
             self._faults.clear()
+
+    def drop_connections(self) -> int:
+        """Reset every open connection from the sink's side, now (a relay's idle timeout or
+        restart): a client sees it at its next command. Returns when they are reset, with
+        how many there were."""
+        import asyncio
+
+        with self._lock:
+            sessions, self._greeted = self._greeted, []
+        transports = list(  # a session greeted twice (STARTTLS) once
+            dict.fromkeys(
+                s.transport
+                for s in sessions
+                if isinstance(s.transport, asyncio.Transport) and not s.transport.is_closing()
+            )
+        )
+        done = threading.Event()
+
+        def abort() -> None:
+            for transport in transports:
+                transport.abort()
+            done.set()
+
+        self._controller.loop.call_soon_threadsafe(abort)
+        if not done.wait(START_TIMEOUT):
+            raise ServerError("the SMTP sink did not drop its connections")
+        return len(transports)
 
     def _take_fault(self, stage: str, addresses: Iterable[str]) -> Fault | None:
         addresses = list(addresses)
@@ -847,12 +876,14 @@ class _SinkHandler:
     ) -> list[str]:
         with self.sink._lock:
             self.sink.greetings += 1
+            self.sink._greeted.append(server)
         session.host_name = hostname
         return responses
 
     async def handle_HELO(self, server: SMTP, session: Session, envelope: Envelope, hostname: str) -> str:  # noqa: N802 - aiosmtpd's hook names
         with self.sink._lock:
             self.sink.greetings += 1
+            self.sink._greeted.append(server)
         session.host_name = hostname
         return f"250 {server.hostname}"
 

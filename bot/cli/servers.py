@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -65,7 +65,7 @@ class RelayWatch:
 
     def send(
         self,
-        mails: Sequence[OutgoingMail],
+        mails: Iterable[OutgoingMail],
         on_result: Callable[[SendResult], None] | None = None,
         settle: Callable[[], None] | None = None,
     ) -> list[SendResult]:

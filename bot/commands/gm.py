@@ -342,10 +342,18 @@ def order(ctx: GmAction, args: tuple[str, ...]) -> str:
         raise Refused(say("gm_refused", why="no_orders_to_give", seat=seat.name, label=turn.label))
     orders = _parse_for(rules, state, seat, args[1])
     canonical = rules.format_orders(orders)
+    # A part-only ORDER ("ORDER sc1 seb LINE" after "... SPEED 60") is an addition to the
+    # complete set on file, as a player's part-only mail is: filed as the whole set it makes.
+    earlier = store.orders_on_file(rules, state, seat, store.submissions(ctx.session, turn, seat))
+    filed = canonical
+    if (
+        earlier
+        and rules.merge_orders(earlier, orders) == orders
+        and store.adds_a_part(rules, state, seat.name, earlier, orders)
+    ):
+        filed = rules.format_orders(store.with_the_rest(rules, state, seat.name, earlier, orders))
     ctx.session.add(
-        OrderSubmission(
-            turn_id=turn.id, seat_id=seat.id, inbound_id=None, source="gm", text=canonical, received_at=ctx.now
-        )
+        OrderSubmission(turn_id=turn.id, seat_id=seat.id, inbound_id=None, source="gm", text=filed, received_at=ctx.now)
     )
     ctx.session.flush()
     on_file = store.orders_on_file(rules, state, seat, store.submissions(ctx.session, turn, seat))

@@ -19,9 +19,9 @@ from datetime import datetime, timedelta
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
-from bot import dice
+from bot import dice, store
 from bot.clock import as_utc
-from bot.commands import suggest
+from bot.commands import GM_VERBS, suggest
 from bot.commands.grammar import ForTheGm, is_courtesy
 from bot.facts import Claims
 from bot.fate import Answer, Done, Letter, Notice, Refused, Submission
@@ -556,22 +556,90 @@ def _not_taken(
     taken = rules.taken(state, seat.name, parsed.orders, _OthersOnFile(batch, session, turn, rules, state, seat))
     if not taken:
         return parsed
-    mail_lines = text.splitlines()
+    # Each refused on the line it was read from, quoted as it was read ("COLOUR blue" of "I'll
+    # take blue and start at 2,5"): the prose line's other orders stand.
     read_lines = (read.text if read is not None and read.readings else text).splitlines()
     problems = list(parsed.problems)
     refused = [order for order, _ in taken]
     for order, reason in taken:
-        number = next(
+        at = next(
             (i for i, line in enumerate(read_lines, 1) if order in rules.parse_orders(state, seat.name, line).orders),
             0,
         )
-        if read is not None and read.readings and number:
-            number = read.line_no(number)
-        line = mail_lines[number - 1] if 0 < number <= len(mail_lines) else rules.format_orders((order,))
+        line = read_lines[at - 1] if at else rules.format_orders((order,))
+        number = read.line_no(at) if read is not None and read.readings and at else at
         problems.append(OrderProblem(number, line, reason, ProblemKind.ILLEGAL))
     orders = tuple(o for o in parsed.orders if o not in refused)
     problems.sort(key=lambda p: p.line_no)
     return Parsed(orders, tuple(problems), rules.is_complete(state, seat.name, orders))
+
+
+def _gm_verb(rules: AnyGame, turn: Turn, seat: Seat, problem: OrderProblem, order_help: str) -> str:
+    """The reason for a player's line that starts with a GM command's verb and no order word of
+    the game ("PREVIEW", "PAUSE sc1"): it is the GM's command, not an order; for PREVIEW, where
+    the game foresees what orders cost, that the confirmation says it, else how to ask the GM.
+    Empty for any other line."""
+    words = problem.line.split()
+    command = GM_VERBS.get(words[0].upper()) if words else None
+    if command is None or command.verb in prose.order_words(order_help):
+        return ""
+    costs = False
+    if command.verb == "PREVIEW":
+        state = rules.load_state(turn.state)
+        costs = bool(rules.consequences(state, seat.name, rules.default_orders(state, seat.name)))
+    return say("intake_gm_verb", verb=command.verb, summary=command.summary, costs=costs, game=seat.game.name)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _TurnBefore:
+    """The words saying the turn before is over and what it used for the seat (`words`), for
+    the lines that start with an order word that turn took and this one takes none of
+    (`order_words`)."""
+
+    words: str
+    order_words: frozenset[str]
+
+
+def _of_the_turn_before(problem: OrderProblem, order_words: frozenset[str]) -> bool:
+    """Whether a line refused now starts with an order word of the turn before only."""
+    words = problem.line.split()
+    return bool(words) and problem.kind is ProblemKind.ILLEGAL and words[0].upper() in order_words
+
+
+def _turn_before(
+    session: Session, seat: Seat, rules: AnyGame, shown: Sequence[OrderProblem], order_help: str
+) -> _TurnBefore | None:
+    """Where a line refused now is an order of the turn before alone (a grid bid sent in the
+    race: BID was qualifying's order, the race takes none): that turn is over, and the orders
+    it used for the seat (its own, the GM's plot, or the default), said beside the game's
+    reason. None when no such line is refused (one query more only then)."""
+    now = prose.order_words(order_help)
+    if not any(
+        p.kind is ProblemKind.ILLEGAL and p.line.split() and p.line.split()[0].upper() not in now for p in shown
+    ):
+        return None
+    before = store.last_resolved_turn(session, seat.game)
+    if before is None:
+        return None
+    state = rules.load_state(before.state)
+    if seat.name not in rules.expected_players(state):
+        return None
+    then = prose.order_words(rules.order_help(state, seat.name)) - now
+    if not any(_of_the_turn_before(p, then) for p in shown):
+        return None
+    rows = store.submissions(session, before, seat)
+    own = store.orders_on_file(rules, state, seat, rows)
+    how = "own"
+    if own is None:
+        filed = [r for r in rows if r.source in ("default", "plot")]
+        how = filed[-1].source if filed else "default"
+        own = (
+            rules.parse_orders(state, seat.name, filed[-1].text).orders
+            if filed
+            else rules.default_orders(state, seat.name)
+        )
+    used = " / ".join(rules.format_orders(own).splitlines())
+    return _TurnBefore(say("intake_turn_before", label=before.label, used=used, how=how), then)
 
 
 def _answer_context(
@@ -594,12 +662,15 @@ def _answer_context(
     zone = seat.player.timezone
     ctx = game_context(shell, game, rules)
     known = suggest.vocabulary(order_help=order_help) if parsed.problems else None
+    over = _turn_before(session, seat, rules, shown, order_help)
     problems = [
         {
             "line_no": p.line_no,
             "line": echo(p.line),
             "illegal": p.kind is ProblemKind.ILLEGAL,
-            "reason": suggest.with_suggestion(p.reason, p.line, known) if p.kind is ProblemKind.INVALID else p.reason,
+            "reason": (_gm_verb(rules, turn, seat, p, order_help) or suggest.with_suggestion(p.reason, p.line, known))
+            if p.kind is ProblemKind.INVALID
+            else (f"{over.words}; {p.reason}" if over and _of_the_turn_before(p, over.order_words) else p.reason),
         }
         for p in shown
     ]
@@ -682,9 +753,9 @@ def _orders_confirmed(
     merged = parsed.orders if earlier is None else rules.merge_orders(earlier, parsed.orders)
     if earlier and (
         (read is not None and read.keeps_rest)
-        or (merged == parsed.orders and _adds_a_part(rules, state, seat.name, earlier, parsed.orders))
+        or (merged == parsed.orders and store.adds_a_part(rules, state, seat.name, earlier, parsed.orders))
     ):
-        merged = _with_the_rest(rules, state, seat.name, earlier, merged)
+        merged = store.with_the_rest(rules, state, seat.name, earlier, merged)
         # Filed as the whole set it makes, so that the tick's fold (`store.orders_on_file`)
         # reads the same set.
         filed = rules.format_orders(merged)
@@ -756,34 +827,6 @@ def _set_facts(
         # costs 2 wear and a top speed test").
         "consequences": list(rules.consequences(state, seat.name, merged)),
     }
-
-
-def _adds_a_part(
-    rules: AnyGame, state: GameState, seat: str, earlier: tuple[GameOrder, ...], sent: tuple[GameOrder, ...]
-) -> bool:
-    """Whether a mail the game's merge files alone adds to the complete set on file: it lacks
-    what the turn needs (the set on file has it) and names no kind of order the set on file names
-    ("TYRES OPTION" after a whole DESIGN). `_with_the_rest` keeps the set on file only where the
-    game takes both together now."""
-    return (
-        rules.is_complete(state, seat, earlier)
-        and not rules.is_complete(state, seat, sent)
-        and not {type(order) for order in earlier} & {type(order) for order in sent}
-    )
-
-
-def _with_the_rest(
-    rules: AnyGame, state: GameState, seat: str, earlier: tuple[GameOrder, ...], merged: tuple[GameOrder, ...]
-) -> tuple[GameOrder, ...]:
-    """The set after a mail that said "keep the rest": the mail's orders, and every order on file
-    of a kind the mail did not send, when the game takes them together as a set now; else the
-    mail's orders alone (the confirmation then says what is no longer on file)."""
-    sent = {type(order) for order in merged}
-    kept = [order for order in earlier if type(order) not in sent]
-    if not kept:
-        return merged
-    together = rules.parse_orders(state, seat, rules.format_orders((*merged, *kept)))
-    return together.orders if together.orders and not together.problems else merged
 
 
 def _against_the_set_on_file(

@@ -16,6 +16,12 @@ parser did not understand:
 * a clause that **hedges** ("maybe", "perhaps", "might", "or", a question mark) or holds more
   than one phrase is not applied either: its phrases are offered back as one-tap links, and
   the player decides;
+* a line that corrects what the mail said above it ("Wait, actually make that DESIGN TOP 2"
+  under DESIGN ACC 1 DEC 1) takes back each line above that the game refuses beside it: the
+  last word counts, and the reading says what it took back;
+* a clause that gives, after "or", another value for the phrase of the clause before it ("I
+  think DESIGN ACC 2 would be good, or maybe TOP 2", "speed 40, or 60") offers each of the two
+  readings, the one in place of the other, never the two added up;
 * a clause with a number or an order word beside its phrases that no phrase takes ("round 2
   should be F2", "ROUND 3: F1 L F1", "bid 2 wear") is **not read**: the phrase is not all the
   player wrote, and a tap on it would file orders without the rest; the game's own reason for
@@ -28,6 +34,9 @@ parser did not understand:
   reading echoed; two numbers, a hedge or a question offer each number as a one-tap link; a
   number the game refuses now stays a line not understood, with the game's reason. A line
   with no number is never read so;
+* where the game takes COLOUR, a colour named alone ("Blue please"), by what it colours ("the
+  red car") or after a word of choosing ("I'll take blue", "in green") is read as COLOUR; a
+  colour another seat has is then refused with whose it is, the line's other orders standing;
 * a line with no digit, no word in capitals and no order word is a **note** ("Good luck,
   everyone!"): passed over, not refused;
 * a line with an order word that is not an order of the game, or one the game refuses, stays a
@@ -73,6 +82,11 @@ _HEADINGS = {
 }
 # "the green car": a colour named by what it colours, where the game takes a COLOUR order.
 _COLOURED = frozenset({"car", "one", "colour", "color", "livery"})
+# "I'll take blue", "I'd like red", "go with green", "in silver": a colour named after a word of
+# choosing, where the game takes COLOUR <colour>.
+_CHOOSING = frozenset(
+    {"take", "taking", "have", "want", "like", "choose", "pick", "prefer", "with", "get", "grab", "in"}
+)
 _SPELLINGS = {"COLOR": "COLOUR"}  # the order word as some write it
 # An order word as a sentence writes it ("starting at 2,5 facing north"): read where the game
 # takes the order word, never making a line with no order word in it orders (a note stays one).
@@ -309,14 +323,17 @@ def _phrases(
         if (
             "COLOUR" in orders
             and word not in orders
-            and index + 1 < len(words)
-            and words[index + 1].lower() in _COLOURED
             and words[index].isalpha()
+            and (
+                (index + 1 < len(words) and words[index + 1].lower() in _COLOURED)
+                or (index > 0 and words[index - 1].lower() in _CHOOSING)
+            )
         ):
             colour = tried(f"COLOUR {words[index]}")
             if colour is not None and colour[1]:
-                found.append((index, index + 2, colour[0]))
-                index += 2
+                past = index + 2 if index + 1 < len(words) and words[index + 1].lower() in _COLOURED else index + 1
+                found.append((index, past, colour[0]))
+                index = past
                 continue
         if word not in orders and words[index] not in letters and not _option_letter(words, index, letters):
             index += 1
@@ -347,20 +364,24 @@ def _alternatives(
     found: Sequence[tuple[int, int, str]],
     budget: _Budget,
 ) -> list[tuple[int, int, str]]:
-    """The other readings a phrase offers with "or" ("use 2 or 3": USE 2 and USE 3): the phrase
-    with its last word in place of the word after "or", where the game takes that as an order."""
+    """The other readings a phrase offers with "or" ("use 2 or 3", "speed 40 or maybe 60": USE 2
+    and USE 3, SPEED 40 and SPEED 60): the phrase with its last word in place of the word after
+    "or" (and a hedge after it), where the game takes that as an order."""
     more: list[tuple[int, int, str]] = []
     for start, end, _ in found:
         at = end
         while at + 1 < len(words) and words[at].lower() == "or":
-            candidate = _as_order([*words[start : end - 1], words[at + 1]])
+            value = at + 1
+            while value + 1 < len(words) and _normal(words[value]) in HEDGES:
+                value += 1
+            candidate = _as_order([*words[start : end - 1], words[value]])
             if not budget.spend():
                 break
             parsed = rules.parse_orders(state, seat, candidate)
             if not parsed.orders or parsed.problems:
                 break
-            more.append((at, at + 2, rules.format_orders(parsed.orders)))
-            at += 2
+            more.append((at, value + 1, rules.format_orders(parsed.orders)))
+            at = value + 1
     return more
 
 
@@ -403,6 +424,44 @@ def _continued(
     if len(longer.orders) != 1 or longer.problems or longer.orders == alone.orders:
         return None
     return rules.format_orders(alone.orders), rules.format_orders(longer.orders)
+
+
+def _or_instead(
+    reader: _Reader, said: _Said, words: Sequence[str], found: Sequence[tuple[int, int, str]], same_kind: bool
+) -> tuple[str, str, str] | None:
+    """A clause that offers, after "or", another value for the phrase `said` of the clause
+    before it, in its place and never added to it ("DESIGN ACC 2 would be good, or maybe TOP 2":
+    DESIGN TOP 2 or DESIGN ACC 2; "speed 40, or 60": SPEED 60 or SPEED 40): the phrase alone,
+    the other reading, as order lines, and the game's reason where it refuses the other reading
+    now ("design acc 2, or top 3": TOP 3 is out of the design's range), else ""; where the game
+    takes the phrase as one order now and the other reading differs from it; None otherwise.
+    The other reading is the clause's own phrase, where it is one order of the same kind or one
+    the game refuses now, else the phrase's order word with the clause's words up to their last
+    number (hedges and courtesies left out)."""
+    if "or" not in {_normal(w) for w in words} or len(found) > 1:
+        return None
+    if found:
+        other = found[0][2]
+    else:
+        rest = [w for w in words if _normal(w) not in HEDGES | _JOINING and not is_courtesy(w)]
+        numbered = [i for i, w in enumerate(rest) if any(c.isdigit() for c in w)]
+        if not numbered:
+            return None
+        other = _as_order([_words(said.text)[0], *rest[: numbered[-1] + 1]])
+    if not reader.budget.spend():
+        return None
+    alone = said.parsed()
+    if len(alone.orders) != 1 or alone.problems:
+        return None
+    parsed = reader.rules.parse_orders(reader.state, reader.seat, other)
+    earlier = reader.rules.format_orders(alone.orders)
+    if not parsed.orders and parsed.problems and all(p.kind is ProblemKind.ILLEGAL for p in parsed.problems):
+        return earlier, other, "; ".join(p.reason for p in parsed.problems)
+    if found and not same_kind:
+        return None
+    if len(parsed.orders) != 1 or parsed.problems or parsed.orders == alone.orders:
+        return None
+    return earlier, reader.rules.format_orders(parsed.orders), ""
 
 
 def _same_kind(rules: AnyGame, state: GameState, seat: str, said: _Said, phrase: str, budget: _Budget) -> bool:
@@ -605,13 +664,17 @@ class _Clauses:
         same_kind = bool(said.text and found) and all(
             _same_kind(rules, state, seat, said, phrase, budget) for _, _, phrase in found
         )
+        instead = _or_instead(reader, said, words, found, same_kind) if said.text else None
         more = (
             _continued(rules, state, seat, said, words, budget)
             if said.text
+            and instead is None
             and (same_kind or not any(_takes(rules, state, seat, phrase, budget) for _, _, phrase in found))
             else None
         )
-        if more is None and same_kind and {_normal(w) for w in words} & HEDGES:
+        if instead is not None:
+            self._instead(words, *instead)
+        elif more is None and same_kind and {_normal(w) for w in words} & HEDGES:
             # The hedged longer reading the game refuses: not read, and why it is not offered.
             self.passed.append(" ".join(words))
             self._not_offered(reader, words)
@@ -626,6 +689,18 @@ class _Clauses:
     def _not_offered(self, reader: _Reader, words: Sequence[str]) -> None:
         refused = _refused_reading(reader.rules, reader.state, reader.seat, self.said_last, words, reader.budget)
         self.not_offered += [refused] if refused is not None else []
+
+    def _instead(self, words: Sequence[str], earlier: str, other: str, refused: str) -> None:
+        """ "DESIGN ACC 2 would be good, or maybe TOP 2": another value for the order before,
+        offered beside it; the line applies nothing itself. One the game refuses now
+        (`refused`, its reason) is not offered: the clause is listed as not read, with why."""
+        self.applied = [p for p in self.applied if p != earlier]
+        self.offered = [*(p for p in self.offered if p != earlier), earlier, *([] if refused else [other])]
+        if refused:
+            self.passed.append(" ".join(words))
+            self.not_offered.append((other, refused))
+        self.hedged = True
+        self.said_last = ""
 
     def _goes_on(self, words: Sequence[str], earlier: str, longer: str) -> None:
         """ "bid wear 2, maybe skill 1": the clause goes on with the order before it; a hedge
@@ -679,10 +754,43 @@ class _Clauses:
         elif cut_short:
             self.passed.append(" ".join(words))
             self.hedged = self.hedged or bool(lowered & HEDGES) or "?" in line
+        elif len(found) > 1 and not (lowered & HEDGES or "?" in line) and _one_set(reader, found):
+            # "SPEED 60 PATH A A A", "I'd like SPEED 40 and LANE B": parts of one set, not
+            # alternatives; each is applied.
+            self.applied += [phrase for _, _, phrase in found]
         elif len(found) > 1 or lowered & HEDGES or "?" in line:
             self.offered += [phrase for _, _, phrase in found]
         else:
             self.applied.append(found[0][2])
+
+
+def _one_set(reader: _Reader, found: Sequence[tuple[int, int, str]]) -> bool:
+    """Whether the phrases of one clause are parts of one set: each one order alone, no two of a
+    kind, and the game takes them together as they stand."""
+    kinds: set[type] = set()
+    for _, _, phrase in found:
+        if not reader.budget.spend():
+            return False
+        alone = reader.rules.parse_orders(reader.state, reader.seat, phrase)
+        if len(alone.orders) != 1 or alone.problems or type(alone.orders[0]) in kinds:
+            return False
+        kinds.add(type(alone.orders[0]))
+    return _takes(reader.rules, reader.state, reader.seat, "\n".join(p for _, _, p in found), reader.budget)
+
+
+def _names_a_colour(reader: _Reader, line: str) -> bool:
+    """Whether a line with no order word names a colour the game takes as COLOUR now ("Blue
+    please", "I'd like the red car", "I'll take green"): read as prose, not passed over as a
+    note, so that the colour is taken, or refused with whose it is."""
+    if "COLOUR" not in reader.orders:
+        return False
+    return any(
+        phrase.startswith("COLOUR ")
+        for clause in _CLAUSE.split(line)
+        for _, _, phrase in _phrases(
+            reader.rules, reader.state, reader.seat, _words(clause), reader.orders, reader.budget, reader.letters
+        )
+    )
 
 
 def _note(number: int, original: str, for_gm: ForTheGm | None) -> tuple[Reading, list[str]]:
@@ -705,7 +813,7 @@ def _read_line(reader: _Reader, result: ProseResult, number: int, line: str) -> 
     figure = _one_figure(reader, result, number, line)
     if figure is not None:
         return figure
-    if _is_note(line, reader.orders, reader.letters):
+    if _is_note(line, reader.orders, reader.letters) and not _names_a_colour(reader, line):
         return _note(number, original, for_the_gm(line))
     beside = _asked_and_rest(line)
     if beside is not None and not _is_note(beside[1], reader.orders, reader.letters):
@@ -807,6 +915,26 @@ def _reason_from_order_word(reader: _Reader, line: str) -> str:
     return parsed.problems[0].reason if parsed.problems else ""
 
 
+def _taking_back(reader: _Reader, reading: Reading, before: list[str]) -> Reading:
+    """A line that corrects what the mail said before it ("Wait, actually make that DESIGN TOP
+    2" under DESIGN ACC 1 DEC 1): each earlier line of the mail (`before`, the order lines so
+    far) that is one order the game takes, and that the game refuses beside the line's orders
+    (a second DESIGN, a second USE), is taken out of `before` -- the last word counts -- and the
+    reading says what it took back."""
+    took_back: list[str] = []
+    for index, earlier in enumerate(before):
+        if not earlier.strip() or not reader.budget.spend():
+            continue
+        alone = reader.rules.parse_orders(reader.state, reader.seat, earlier)
+        if len(alone.orders) != 1 or alone.problems or not reader.budget.spend():
+            continue
+        beside = reader.rules.parse_orders(reader.state, reader.seat, "\n".join([earlier, *reading.applied]))
+        if beside.problems:
+            took_back.append(reader.rules.format_orders(alone.orders))
+            before[index] = ""
+    return dataclasses.replace(reading, corrected=(*reading.corrected, *took_back)) if took_back else reading
+
+
 def _order_lines(applied: Sequence[str]) -> list[str]:
     """The lines that take the place of a line read as the orders `applied` (one empty line
     when none is: the lines after it keep their numbers)."""
@@ -834,6 +962,8 @@ def read(
             if number not in unread or len(line) > MAX_LINE_CHARS
             else _read_line(reader, result, number, line)
         )
+        if reading is not None and reading.applied and _CORRECTION.match(line):
+            reading = _taking_back(reader, reading, out)
         if reading is not None:
             result.readings.append(reading)
         out += lines

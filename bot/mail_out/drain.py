@@ -1,11 +1,13 @@
-"""The outbox drained: pending rows handed to the Mailer in batches over one connection, each
-mail's outcome committed before the relay may accept the next mail. A crash can resend at most
-the one mail that was in flight, with the same Message-ID.
+"""The outbox drained: pending rows read in batches and handed to the Mailer in one call (one
+connection to the relay a drain), each mail's outcome committed before the relay may accept
+the next mail. A crash can resend at most the one mail that was in flight, with the same
+Message-ID.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeAlias
@@ -220,7 +222,8 @@ def drain(
     limit: int | None = None,
     faults: Faults = NO_FAULTS,
 ) -> DrainReport:
-    """Send every pending mail that is due, in batches; record each outcome as it comes.
+    """Send every pending mail that is due, in batches handed to one `send` (one connection to
+    the relay for the whole drain); record each outcome as it comes.
 
     Each result is committed before the relay may accept the next mail, so a crash can resend
     at most the one mail in flight (with its Message-ID). With a mailer that `settles`
@@ -228,11 +231,13 @@ def drain(
     just before its final "." (the moment the relay could accept it): the commit runs while the
     relay reads that content, with the guarantee of a commit before the next send and without a
     database round trip between every two mails. Otherwise each outcome is committed as the
-    relay answers. Either way in the sending thread, one statement a mail.
+    relay answers. Either way in the sending thread, one statement a mail. Every outcome given
+    is committed before the next batch is read, and no row is handed to the mailer twice in
+    one drain.
     """
     outcomes = _Outcomes(db, clock, settings, faults)
-    done_ids: set[int] = set()
-    by_message_id: dict[str, _Sending] = {}
+    handed: set[int] = set()  # the rows handed to the mailer: never twice in one drain
+    by_message_id: dict[str, _Sending] = {}  # handed, no outcome yet
     unrecorded: list[tuple[_Sending, SendResult]] = []  # answered, not yet committed (a mailer that settles)
 
     def settle() -> None:
@@ -244,26 +249,31 @@ def drain(
     def record(result: SendResult) -> None:
         """The relay has answered for one mail."""
         faults.reached(CrashPoint.AFTER_SEND)
-        row = by_message_id[result.message_id]
-        done_ids.add(row.id)
+        row = by_message_id.pop(result.message_id)
         if mailer.settles:
             unrecorded.append((row, result))
         else:
             outcomes.write(row, result)
 
-    try:
+    def batches() -> Iterator[OutgoingMail]:
+        """The mails due, a batch at a time, each batch read when the last mail of the one
+        before has its outcome (asked for by the mailer between two mails)."""
         while limit is None or sum(outcomes.counts.values()) + len(unrecorded) < limit:
-            rows = [r for r in _due(db, clock.now(), settings.outbox.batch_size) if r.id not in done_ids]
+            settle()  # every outcome of the batch before committed before the next is read
+            rows = [r for r in _due(db, clock.now(), settings.outbox.batch_size) if r.id not in handed]
             if not rows:
-                break
-            by_message_id.clear()
+                return
+            handed.update(r.id for r in rows)
             by_message_id.update((r.message_id, r) for r in rows)
-            mails = [OutgoingMail(r.message_id, r.envelope_from, (r.recipient,), r.data) for r in rows]
             faults.reached(CrashPoint.BEFORE_SEND)
-            try:
-                mailer.send(mails, on_result=record, settle=settle if mailer.settles else None)
-            finally:
-                settle()  # every outcome of the batch committed before the next is read
+            for r in rows:
+                yield OutgoingMail(r.message_id, r.envelope_from, (r.recipient,), r.data)
+
+    try:
+        try:
+            mailer.send(batches(), on_result=record, settle=settle if mailer.settles else None)
+        finally:
+            settle()  # every outcome given committed, however the send ended
     finally:
         outcomes.close()
     return outcomes.report()

@@ -1,7 +1,8 @@
 """Where mail goes: the Mailer protocol, and the embedded default, a Maildir per recipient.
 
-The service hands the mailer a batch of outbox rows; the mailer reports, per mail, whether
-it was accepted, failed for now (retry with backoff) or failed for good (reported to the GM).
+The service hands the mailer the outbox rows that are due, a batch after another, in one call;
+the mailer reports, per mail, whether it was accepted, failed for now (retry with backoff) or
+failed for good (reported to the GM).
 Every mail carries a stable Message-ID, so a resend after a crash is recognisable.
 """
 
@@ -11,7 +12,7 @@ import enum
 import errno
 import hashlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -59,11 +60,15 @@ class Mailer(Protocol):
 
     def send(
         self,
-        mails: Sequence[OutgoingMail],
+        mails: Iterable[OutgoingMail],
         on_result: Callable[[SendResult], None] | None = None,
         settle: Callable[[], None] | None = None,
     ) -> list[SendResult]:
-        """Send a batch; one result per mail, in order. Never raises for one mail's failure.
+        """Send the mails, taken from `mails` one at a time, the next once the last one's result
+        is given (the drain hands every batch of a drain in one call, reading the next batch
+        when it is asked for the mail after a batch's last; a mailer that takes mails ahead of
+        its results gets no mail twice, only fewer a call); one result per mail, in order.
+        Never raises for one mail's failure.
 
         `on_result` is called with each mail's result as soon as the relay has answered for
         it, so the caller can record it before the next mail goes out; `settle` (a mailer that
@@ -115,7 +120,7 @@ class MaildirMailer:
 
     def send(
         self,
-        mails: Sequence[OutgoingMail],
+        mails: Iterable[OutgoingMail],
         on_result: Callable[[SendResult], None] | None = None,
         settle: Callable[[], None] | None = None,
     ) -> list[SendResult]:

@@ -53,13 +53,16 @@ _QUOTE = re.compile(r"\s+>")
 
 
 def _wrap(text: str, width: int = 72, indent: str = "") -> str:
-    """Each line of `text` filled to `width`; a line that is a bare link is left whole, on its
-    own line (a link broken in two cannot be tapped), and so is a quoted line."""
+    """Each line of `text` filled to `width`, an indented line going on under itself (at its
+    own indent); a line that is a bare link is left whole, on its own line (a link broken in
+    two cannot be tapped), and so is a quoted line."""
     return "\n".join(
         (
             indent + line
             if BARE_LINK.fullmatch(line) or _QUOTE.match(line)
-            else textwrap.fill(line, width, initial_indent=indent, subsequent_indent=indent)
+            else textwrap.fill(
+                line, width, initial_indent=indent, subsequent_indent=indent + line[: len(line) - len(line.lstrip())]
+            )
         )
         if line.strip()
         else ""

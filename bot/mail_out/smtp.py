@@ -1,14 +1,23 @@
 """The SMTP relay: `SmtpMailer` implements `bot.mail_out.mailer.Mailer` over smtplib.
 
-One connection per batch. Each mail gets its own verdict and `send` never raises for one
-mail's failure (RFC 5321 4.2.1: 2yz accepted, 4yz transient, 5yz permanent)::
+One connection for all the mails of one `send` (the outbox's drain hands it every batch of a
+drain), opened at the first mail and closed with QUIT when they are done. Each mail gets its
+own verdict and `send` never raises for one mail's failure (RFC 5321 4.2.1: 2yz accepted, 4yz
+transient, 5yz permanent)::
 
     2xx                                   -> SENT
-    4xx on MAIL, RCPT or DATA (incl. 421) -> TEMPORARY  (the service retries with backoff)
+    421 on MAIL, RCPT or DATA             -> the relay took nothing and closed: the same mail
+                                             again at once on a new connection
+    connection lost before the final "."  -> the same (the relay holds nothing of the mail)
+    connection lost after the final "."   -> TEMPORARY (the relay may have accepted it: the
+                                             outbox sends it again later, with its
+                                             Message-ID; never twice here)
+    other 4xx on MAIL, RCPT or DATA       -> TEMPORARY  (the service retries with backoff)
     5xx on MAIL, all RCPTs, or DATA       -> PERMANENT  (reported to the GM, not retried)
-    connection dropped / refused / TLS    -> TEMPORARY for that mail; reconnect (bounded)
-                                             and go on; past the bound every later mail of
-                                             the batch is TEMPORARY too
+    refused / unreachable / TLS / login   -> TEMPORARY for every mail of the send
+
+Reconnecting is bounded (`max_reconnects` connections lost in a row, with no verdict from the
+relay between them): past the bound that mail and every later one are TEMPORARY.
 
 A mail accepted for some recipients and refused for others counts as SENT, with the refused
 ones in `detail`: retrying it would deliver it twice to those who got it. (The service sends
@@ -24,12 +33,13 @@ mails' exchanges.
 
 from __future__ import annotations
 
+import enum
 import logging
 import re
 import smtplib
 import socket
 import ssl
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from bot.mail_out.mailer import OutgoingMail, SendResult, SendStatus
@@ -75,8 +85,12 @@ class _Settling(smtplib.SMTP):
     and DATA as smtplib writes them, a little cheaper (`quoteaddr`, `quote_periods`)."""
 
     settle: Callable[[], None] | None = None
+    # Whether the mail in hand's final "." has been (or was being) written: from then on the
+    # relay may have accepted it, whatever becomes of the connection. MAIL starts a mail.
+    at_dot = False
 
     def mail(self, sender: str, options: Sequence[str] = ()) -> tuple[int, bytes]:  # smtplib.SMTP.mail
+        self.at_dot = False
         optionlist = ""
         if options and self.does_esmtp:
             if any(x.lower() == "smtputf8" for x in options):
@@ -112,6 +126,7 @@ class _Settling(smtplib.SMTP):
             except BaseException:
                 self.close()  # mid-DATA: drop the connection, so the relay never sees the dot
                 raise
+        self.at_dot = True
         self.send(b"." + smtplib.bCRLF)
         return self.getreply()
 
@@ -132,6 +147,23 @@ def _text(message: bytes | str) -> str:
     if isinstance(message, bytes):
         return message.decode("utf-8", "replace")
     return str(message)
+
+
+class _After(enum.Enum):
+    """What became of the connection after one mail's exchange."""
+
+    KEPT = "kept"  # open, ready for the next mail
+    NOT_TAKEN = "not taken"  # closed, and the relay holds nothing of the mail: send it again now
+    LOST = "lost"  # closed after the final ".", or in an unknown state: the mail's verdict stands
+
+
+def _closing(conn: _Settling, said_421: bool) -> _After:
+    """After a refusal: a relay that said 421 closes and took nothing (RFC 5321 3.8); one that
+    closed otherwise is lost; else the connection is kept."""
+    if said_421:
+        conn.close()
+        return _After.NOT_TAKEN
+    return _After.KEPT if conn.sock is not None else _After.LOST
 
 
 class SmtpMailer:
@@ -209,14 +241,15 @@ class SmtpMailer:
     # -- Mailer ------------------------------------------------------------------------------
     def send(
         self,
-        mails: Sequence[OutgoingMail],
+        mails: Iterable[OutgoingMail],
         on_result: Callable[[SendResult], None] | None = None,
         settle: Callable[[], None] | None = None,
     ) -> list[SendResult]:
-        """Send the batch over one connection; one result per mail, in order.
+        """Send the mails over one connection, taken from `mails` one at a time (the drain reads
+        its next batch from the outbox when the last is done); one result per mail, in order.
 
         `on_result` gets each result as soon as the relay has answered for that mail, before
-        the next one goes out, so a crash mid-batch loses no verdict already given. `settle`
+        the next one goes out, so a crash mid-send loses no verdict already given. `settle`
         is called before each mail's final "." (see the module's docstring).
         """
         results: list[SendResult] = []
@@ -227,41 +260,45 @@ class SmtpMailer:
                 on_result(result)
 
         conn: _Settling | None = None
-        reconnects = 0
+        lost = 0  # connections lost in a row, with no verdict from the relay between them
         gave_up: str | None = None  # why every remaining mail is TEMPORARY
         try:
             for mail in mails:
-                if gave_up is not None:
-                    record(SendResult(mail.message_id, SendStatus.TEMPORARY, gave_up))
-                    continue
-                if conn is None:
-                    try:
-                        conn = self._open()
-                    except (smtplib.SMTPException, OSError, ValueError) as exc:
-                        # Refused, unreachable, TLS or login failure: a relay or config
-                        # problem, never the mail's fault, so never PERMANENT.
-                        gave_up = f"{CANNOT_CONNECT} {self.host}:{self.port}: {error_text(exc)}"
-                        log.warning("%s", gave_up)
+                while True:  # once, or again on a new connection when the relay holds nothing of it
+                    if gave_up is not None:
                         record(SendResult(mail.message_id, SendStatus.TEMPORARY, gave_up))
-                        continue
-                    conn.settle = settle
-                result, alive = self._send_one(conn, mail)
-                record(result)
-                if not alive:
+                        break
+                    if conn is None:
+                        try:
+                            conn = self._open()
+                        except (smtplib.SMTPException, OSError, ValueError) as exc:
+                            # Refused, unreachable, TLS or login failure: a relay or config
+                            # problem, never the mail's fault, so never PERMANENT.
+                            gave_up = f"{CANNOT_CONNECT} {self.host}:{self.port}: {error_text(exc)}"
+                            log.warning("%s", gave_up)
+                            continue
+                        conn.settle = settle
+                    result, after = self._send_one(conn, mail)
+                    if after is _After.KEPT:
+                        lost = 0
+                        record(result)
+                        break
                     conn.close()
                     conn = None
-                    if reconnects >= self.max_reconnects:
-                        gave_up = (
-                            f"SMTP relay {self.host}:{self.port} dropped the connection "
-                            f"{reconnects + 1} times in this batch"
-                        )
-                    reconnects += 1
+                    lost += 1
+                    if lost > self.max_reconnects:
+                        gave_up = f"SMTP relay {self.host}:{self.port} dropped the connection {lost} times in a row"
+                    if after is _After.NOT_TAKEN and gave_up is None:
+                        log.info("SMTP relay gave %s back (%s): sending it again", mail.message_id, result.detail)
+                        continue
+                    record(result)
+                    break
         finally:
             self._quit(conn)
         return results
 
-    def _send_one(self, conn: smtplib.SMTP, mail: OutgoingMail) -> tuple[SendResult, bool]:
-        """The verdict for one mail, and whether the connection is still usable."""
+    def _send_one(self, conn: _Settling, mail: OutgoingMail) -> tuple[SendResult, _After]:
+        """The verdict for one mail, and what became of the connection."""
         mid = mail.message_id
         options: list[str] = []
         addresses = (mail.envelope_from, *mail.recipients)
@@ -271,10 +308,11 @@ class SmtpMailer:
                     mid,
                     SendStatus.PERMANENT,
                     "non-ASCII address and the relay lacks SMTPUTF8 (RFC 6531)",
-                ), True
+                ), _After.KEPT
             options.append("SMTPUTF8")
         if not mail.data.isascii() and conn.has_extn("8bitmime"):
             options.append("BODY=8BITMIME")
+        conn.at_dot = False
         try:
             refused = conn.sendmail(mail.envelope_from, list(mail.recipients), mail.data, options)
         except smtplib.SMTPRecipientsRefused as exc:
@@ -285,34 +323,35 @@ class SmtpMailer:
                 else SendStatus.TEMPORARY
             )
             detail = "; ".join(f"RCPT {addr}: {code} {_text(msg)}" for addr, (code, msg) in exc.recipients.items())
-            return SendResult(mid, status, detail), conn.sock is not None
+            return SendResult(mid, status, detail), _closing(conn, 421 in codes)
         except (smtplib.SMTPSenderRefused, smtplib.SMTPDataError) as exc:
             stage = "MAIL FROM" if isinstance(exc, smtplib.SMTPSenderRefused) else "DATA"
             detail = f"{stage}: {exc.smtp_code} {_text(exc.smtp_error)}"
-            return SendResult(mid, _status(exc.smtp_code), detail), conn.sock is not None
+            return SendResult(mid, _status(exc.smtp_code), detail), _closing(conn, exc.smtp_code == 421)
         except _DROPPED as exc:
             log.warning("SMTP connection lost while sending %s: %s", mid, error_text(exc))
-            return SendResult(mid, SendStatus.TEMPORARY, f"connection lost: {error_text(exc)}"), False
+            after = _After.LOST if conn.at_dot else _After.NOT_TAKEN
+            return SendResult(mid, SendStatus.TEMPORARY, f"connection lost: {error_text(exc)}"), after
         except smtplib.SMTPResponseException as exc:  # e.g. a failed EHLO before MAIL
             detail = f"{exc.smtp_code} {_text(exc.smtp_error)}"
-            return SendResult(mid, _status(exc.smtp_code), detail), conn.sock is not None
+            return SendResult(mid, _status(exc.smtp_code), detail), _closing(conn, exc.smtp_code == 421)
         except smtplib.SMTPNotSupportedError as exc:
-            return SendResult(mid, SendStatus.PERMANENT, f"relay cannot take it: {exc}"), True
+            return SendResult(mid, SendStatus.PERMANENT, f"relay cannot take it: {exc}"), _After.KEPT
         except (smtplib.SMTPException, ValueError, UnicodeError) as exc:
             # A malformed address (e.g. CR/LF in it) can never be sent; an unknown SMTP
             # error leaves the connection in an unknown state: drop it.
             if isinstance(exc, ValueError | UnicodeError):
-                return SendResult(mid, SendStatus.PERMANENT, f"cannot send: {error_text(exc)}"), True
-            return SendResult(mid, SendStatus.TEMPORARY, f"SMTP error: {error_text(exc)}"), False
+                return SendResult(mid, SendStatus.PERMANENT, f"cannot send: {error_text(exc)}"), _After.KEPT
+            return SendResult(mid, SendStatus.TEMPORARY, f"SMTP error: {error_text(exc)}"), _After.LOST
         if refused:
             detail = "accepted, but refused for " + "; ".join(
                 f"{addr}: {code} {_text(msg)}" for addr, (code, msg) in refused.items()
             )
-            return SendResult(mid, SendStatus.SENT, detail), True
-        return SendResult(mid, SendStatus.SENT), True
+            return SendResult(mid, SendStatus.SENT, detail), _After.KEPT
+        return SendResult(mid, SendStatus.SENT), _After.KEPT
 
     def close(self) -> None:
-        """Nothing to do: each batch opens and closes its own connection."""
+        """Nothing to do: each `send` opens and closes its own connection."""
 
     # -- doctor ------------------------------------------------------------------------------
     def check(self) -> list[str]:

@@ -152,9 +152,11 @@ class Worker:
         return self.log.read_text(errors="replace")[-3000:] if self.log.exists() else ""
 
 
-def worker(run: Run, now: datetime, kill: str | None = None) -> Worker:
+def worker(run: Run, now: datetime, kill: str | None = None, mode: str = "") -> Worker:
+    """`mode` "overlapped": the send in a thread of its own beside the poll and the tick, as the
+    service runs them (tests/e2e/bot_worker.py)."""
     log = run.config.parent / f"worker-{next(_serial)}.log"
-    process = WORKERS.Process(target=bot_worker.serve, args=(str(run.config), now.isoformat(), kill, str(log)))
+    process = WORKERS.Process(target=bot_worker.serve, args=(str(run.config), now.isoformat(), kill, str(log), mode))
     process.start()
     return Worker(process, log)
 
@@ -164,10 +166,10 @@ def finish(run: Run, now: datetime) -> None:
     assert proc.wait(timeout=120) == 0, proc.errors()
 
 
-def killed_at(run: Run, now: datetime, point: CrashPoint, nth: int) -> bool:
+def killed_at(run: Run, now: datetime, point: CrashPoint, nth: int, mode: str = "") -> bool:
     """Run the worker until it reaches `point` the `nth` time, where it kills itself (SIGKILL).
     True if it died there; False if it finished its work without reaching it that often."""
-    proc = worker(run, now, f"{point.value}:{nth}")
+    proc = worker(run, now, f"{point.value}:{nth}", mode)
     status = proc.wait(timeout=120)
     assert status in (0, -signal.SIGKILL), proc.errors()
     return status == -signal.SIGKILL
@@ -297,6 +299,42 @@ def test_a_kill_at_each_crash_point_loses_nothing_and_sends_nothing_twice(
     finish(run, START + timedelta(hours=49))
     repeats = assert_same_as_clean(run, clean, smtp_sink, dovecot)
     assert repeats == (1 if point is CrashPoint.AFTER_SEND else 0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "point",
+    [
+        CrashPoint.AFTER_COMMIT,
+        CrashPoint.AFTER_MOVE,
+        CrashPoint.AFTER_RESOLVE,
+        CrashPoint.BEFORE_SEND,
+        CrashPoint.AFTER_SEND,
+        CrashPoint.AFTER_RECORD,
+    ],
+    ids=lambda p: p.value,
+)
+def test_a_kill_while_the_send_runs_beside_the_poll_and_the_tick_loses_nothing_and_sends_nothing_twice(
+    point: CrashPoint, tmp_path: Path, dovecot: Dovecot, smtp_sink: SmtpSink, clean: CleanRun
+) -> None:
+    """The same kill at a named crash point, with the bot's jobs overlapped as the service runs
+    them: the send in a thread of its own, woken as each batch of mail is committed and each turn
+    resolved, sending the mail already committed while the poll reads the next batch and the
+    tick resolves the next turns. The kill ends every thread at once; after a restart the
+    database and the mail sent equal the run without faults. A kill in the sending thread sends
+    a mail again only after the relay accepted it and before its outcome was recorded (that one
+    mail); a kill in the poll's or the tick's thread lands wherever the send has got to, so it
+    may strike with one mail in flight, never more."""
+    run = make_run(tmp_path, dovecot, smtp_sink, f"overlap-{point.value}-")
+    seed_games(run, dovecot)
+    assert killed_at(run, START + timedelta(hours=1), point, 2, "overlapped"), f"{point.value} was not reached twice"
+    finish(run, START + timedelta(hours=1))
+    finish(run, START + timedelta(hours=49))
+    repeats = assert_same_as_clean(run, clean, smtp_sink, dovecot)
+    if point in SEND:
+        assert repeats == (1 if point is CrashPoint.AFTER_SEND else 0)
+    else:
+        assert repeats <= 1
 
 
 INTAKE = (CrashPoint.AFTER_FETCH, CrashPoint.BEFORE_COMMIT, CrashPoint.AFTER_COMMIT, CrashPoint.AFTER_MOVE)

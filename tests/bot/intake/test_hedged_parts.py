@@ -126,3 +126,90 @@ def test_the_refused_longer_reading_and_its_reason_are_in_the_confirmation(gapp:
     assert (
         'not read as an order: "maybe top 1"; DESIGN SKILL 2 TOP 1 cannot be offered: the columns add up to +3' in text
     ), text
+    # Played by mail (playtest5 SC3): the part said of the line goes on under itself, not four
+    # columns left of where it starts.
+    lines = body_of(last(gapp, ADDRESS["kelly"])).splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith('        not read as an order: "maybe top 1"'))
+    rest = lines[start + 1 : next(i for i in range(start + 1, len(lines)) if not lines[i].strip())]
+    assert rest and all(line.startswith("        ") and line[8] != " " for line in rest), lines[start:]
+
+
+def test_an_alternative_after_or_is_offered_in_place_of_the_order_never_added_to_it() -> None:
+    """Played by mail (playtest5 SC3): "I think DESIGN ACC 2 would be good, or maybe TOP 2. Your
+    call." was taken as DESIGN ACC 2 at once, and "DESIGN ACC 2 TOP 2 cannot be offered: the
+    columns add up to +4" -- she offered TOP 2 instead of ACC 2, not beside it. After "or", a
+    part is another value for the order before it: each is offered as a one-tap link, none
+    taken, never the two summed."""
+    for line, first, instead in (
+        ("Hello! I think DESIGN ACC 2 would be good, or maybe TOP 2. Your call.", "ACC 2", "TOP 2"),
+        ("DESIGN ACC 1, or maybe TOP 1", "ACC 1", "TOP 1"),
+        ("design acc 2, or perhaps design top 2", "ACC 2", "TOP 2"),
+        ("design skill 1, or start 1", "SKILL 1", "START 1"),
+    ):
+        reading = _read(SPEED_CIRCUIT, DESIGN, line)
+        each = [SPEED_CIRCUIT.parse_orders(DESIGN, "a", f"DESIGN {rows}").orders for rows in (first, instead)]
+        assert reading.applied == () and reading.not_offered == (), (line, reading)
+        assert reading.offered == tuple(SPEED_CIRCUIT.format_orders(o) for o in each), (line, reading)
+    # An alternative the game refuses now is not offered, and the answer says why; the first
+    # is offered, not taken: the player hedged.
+    reading = _read(SPEED_CIRCUIT, DESIGN, "design acc 2, or top 3")
+    assert reading.applied == () and reading.offered == ("DESIGN ACC 2 DEC 0 TOP 0 START 0 PRIME 0 OPTION 0 SKILL 0",)
+    assert reading.unread == ("or top 3",) and [r for r, _ in reading.not_offered] == ["TOP 3"], reading
+    # Without "or", a hedged part still goes on with the order (both offered, the longer summed).
+    assert (
+        _read(SPEED_CIRCUIT, DESIGN, "design skill 1, maybe top 1")
+        .offered[1]
+        .endswith("TOP 1 START 0 PRIME 0 OPTION 0 SKILL 1")
+    )
+
+
+def test_the_alternative_by_mail_files_nothing_and_offers_both(gapp: TestApp) -> None:
+    with gapp.db.transaction() as session:
+        create_game(
+            gapp.shell,
+            session,
+            kind="speed_circuit",
+            name="sc1",
+            players=[PlayerSpec(s, ADDRESS[s], s.title(), "UTC") for s in ("kelly", "seb")],
+            gm_address=GM,
+            deadline="24h",
+            seed=3,
+            options={"laps": "1"},
+        )
+    gapp.service.send()
+    player_says(gapp, "kelly", "Hello! I think DESIGN ACC 2 would be good, or maybe TOP 2. Your call.", game="sc1")
+    with gapp.db.read() as session:
+        assert list(session.scalars(select(OrderSubmission.text).where(OrderSubmission.source == "mail"))) == []
+    text = body_of(last(gapp, ADDRESS["kelly"]))
+    assert (
+        "subject=DESIGN%20ACC%202%20DEC%200%20TOP%200" in text
+        and "subject=DESIGN%20ACC%200%20DEC%200%20TOP%202" in text
+    )
+    assert "cannot be offered" not in text and "does not settle on one order" in words_of(last(gapp, ADDRESS["kelly"]))
+
+
+ROWS = ("ACC", "DEC", "TOP", "START", "PRIME", "OPTION", "SKILL")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    first=st.sampled_from(ROWS),
+    other=st.sampled_from(ROWS),
+    a=st.integers(-1, 2),
+    b=st.integers(-1, 2),
+    hedge=st.sampled_from(("", "maybe ", "perhaps ")),
+)
+def test_an_alternative_after_or_is_never_applied_nor_summed(
+    first: str, other: str, a: int, b: int, hedge: str
+) -> None:
+    """Whatever the rows: "DESIGN <row> a, or <hedge><row> b" applies nothing (unless the two
+    are the one order), and each reading offered is one DESIGN the game takes as it stands,
+    never one with both rows set."""
+    reading = _read(SPEED_CIRCUIT, DESIGN, f"design {first} {a}, or {hedge}{other} {b}")
+    one, two = (SPEED_CIRCUIT.parse_orders(DESIGN, "a", f"DESIGN {r} {n}").orders for r, n in ((first, a), (other, b)))
+    assert reading.applied == () or one == two, reading
+    for offer in reading.offered:
+        parsed = SPEED_CIRCUIT.parse_orders(DESIGN, "a", offer)
+        assert parsed.ok and len(parsed.orders) == 1, offer
+        if first != other and a and b:
+            assert not (f"{first} {a}" in offer and f"{other} {b}" in offer), offer

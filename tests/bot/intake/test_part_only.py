@@ -18,7 +18,7 @@ from rules import speed_circuit
 from rules.speed_circuit.parse import parse_orders
 from rules.speed_circuit.plot import Order, SpeedOrder
 from tests.bot import gm_helpers
-from tests.bot.gm_helpers import ADDRESS, GM, last, one_lap_race, player_says
+from tests.bot.gm_helpers import ADDRESS, GM, gm_says, last, one_lap_race, player_says
 from tests.rules.speed_circuit.test_options import _race_state
 
 gapp = gm_helpers.gapp
@@ -216,3 +216,23 @@ def test_a_mail_that_begins_and_adds_to_the_plot_on_file(gapp: TestApp) -> None:
     assert sorted(_filed(gapp).splitlines()) == ["LANE C", "PUSH YES", "SPEED 80"]
     text = _flat(gapp).replace("\n", " ")
     assert "the rest of the set on file stands" in text, text
+
+
+def test_the_gms_order_of_one_part_is_added_to_the_set_on_file(gapp: TestApp) -> None:
+    """Played by mail (playtest5 SC1): the GM writes a plot as one ORDER a line, "ORDER sc1 seb
+    SPEED 60" then "ORDER sc1 seb LINE": the second replaced the first, LINE alone raced, and
+    seb's mail said "On file for you now: > SPEED 60". The GM's part-only ORDER is an addition
+    as a player's part-only mail is (§8): the SPEED stands, and both mails say what is on file."""
+    one_lap_race(gapp, ("kelly", "seb"))
+    gm_says(gapp, "ORDER sc1 seb SPEED 60\nORDER sc1 seb LINE", game="sc1")
+    assert _filed(gapp, "seb").splitlines() == ["SPEED 60", "LINE"]
+    told = _flat(gapp, "seb")
+    assert (
+        told.count("On file for you now (they count unless you send others before the deadline): > SPEED 60 > LINE")
+        == 1
+    ), told
+    answer = words_of(last(gapp, GM))
+    assert "On file for seb now: > SPEED 60 > LINE" in answer, answer
+    # A whole plot from the GM still replaces the set on file (§8: the last valid plot counts).
+    gm_says(gapp, "ORDER sc1 seb SPEED 40; LANE B", game="sc1")
+    assert _filed(gapp, "seb").splitlines() == ["SPEED 40", "LANE B"]

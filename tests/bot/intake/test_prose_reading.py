@@ -302,3 +302,123 @@ def test_a_question_beside_orders_reaches_the_gm_whether_the_orders_are_taken_or
     to_kelly = _flat(body_of(last(rc, ADDRESS["kelly"])))
     assert "not accepted" in to_kelly and "a question, passed on to the GM" in to_kelly
     assert "What happens if I run out of EP?" in _flat(body_of(last(rc, GM)))
+
+
+def test_parts_of_one_set_on_one_line_are_taken_together(gapp: TestApp) -> None:
+    """Played by mail (playtest5 PR1): "SPEED 60 LINE", "SPEED 60 PATH A A A", "I'd like SPEED 40
+    and LANE B" were "not taken, as it does not settle on one order", each part offered as a
+    tap of its own: they are the parts of one plot (speed-circuit.md §8: SPEED, PATH, PUSH ...
+    are lines of one set), read together with the reading echoed. Two of one kind, a hedge or
+    a question still offer each."""
+    one_lap_race(gapp, ("kelly", "seb"))
+    for line, filed in (
+        ("SPEED 60 LINE", ["SPEED 60", "LINE"]),
+        ("SPEED 60 PATH A A A", ["SPEED 60", "PATH A A A"]),
+        ("I'd like SPEED 40 and LANE B", ["SPEED 40", "LANE B"]),
+        ("speed 60 line push no", ["SPEED 60", "LINE", "PUSH NO"]),
+    ):
+        player_says(gapp, "kelly", line, game="sc1")
+        told = _flat(body_of(last(gapp, ADDRESS["kelly"])))
+        assert "read as " + " / ".join(filed) in told and "does not settle" not in told, told
+        assert _filed(gapp)[-1].splitlines() == filed
+    for hedged in ("SPEED 40 or SPEED 60", "SPEED 40 or maybe 60", "speed 40, or 60"):
+        player_says(gapp, "kelly", hedged, game="sc1")
+        told = body_of(last(gapp, ADDRESS["kelly"]))
+        assert "does not settle on one order" in _flat(told), told
+        assert "subject=SPEED%2040" in told and "subject=SPEED%2060" in told, told
+    # Racecraft takes one order a turn: two orders on a line are still alternatives offered.
+    orders = {p: RACECRAFT.parse_orders(RC_STATE, p, "USE 3").orders for p in "abcde"}
+    tactical = RACECRAFT.resolve(RC_STATE, orders, random.Random(2)).state  # CRUISE allowed
+    (two,) = _read(RACECRAFT, tactical, "a", "USE 2 CRUISE").readings
+    assert two.applied == () and set(two.offered) == {"USE 2", "CRUISE"}
+
+
+def test_a_correction_further_down_the_mail_takes_back_the_order_it_corrects(gapp: TestApp) -> None:
+    """Played by mail (playtest5 SC2): "DESIGN ACC 1 DEC 1 / TYRES OPTION / Wait, actually make that
+    DESIGN TOP 2" was refused: "DESIGN given twice; the first one counts". A human reads "actually
+    make that" as the correction: the last word counts, and the answer says what it took back."""
+    with gapp.db.transaction() as session:
+        create_game(
+            gapp.shell,
+            session,
+            kind="speed_circuit",
+            name="sc1",
+            players=[PlayerSpec(s, ADDRESS[s], s.title(), "UTC") for s in ("kelly", "seb")],
+            gm_address=GM,
+            deadline="24h",
+            seed=3,
+            options={"laps": "1"},
+        )
+    gapp.service.send()
+    player_says(gapp, "kelly", "DESIGN ACC 1 DEC 1\nTYRES OPTION\n\nWait, actually make that DESIGN TOP 2", game="sc1")
+    told = _flat(body_of(last(gapp, ADDRESS["kelly"])))
+    assert "given twice" not in told and "not allowed now" not in told, told
+    assert "your correction: DESIGN ACC 1 DEC 1 TOP 0 START 0 PRIME 0 OPTION 0 SKILL 0 before it is not taken" in told
+    assert _filed(gapp)[-1].splitlines() == [
+        "DESIGN ACC 0 DEC 0 TOP 2 START 0 PRIME 0 OPTION 0 SKILL 0",
+        "TYRES OPTION",
+    ]
+    # Racecraft: the USE above is taken back; SpeedPhreakz: another round's program is no
+    # correction of round 1's, both stand.
+    text = "USE 2\nActually, use 3"
+    read = _read(RACECRAFT, RC_STATE, "a", text)
+    assert read.text.split() == ["USE", "3"] and read.readings[0].corrected == ("USE 2",)
+    text = "ROUND 1: F1\nactually make that ROUND 2: F2"
+    read = _read(SPEEDPHREAKZ, SP_STATE, "ann", text)
+    assert "ROUND 1: F1" in read.text and read.readings[0].corrected == (), read
+    read = _read(SPEEDPHREAKZ, SP_STATE, "ann", "ROUND 1: F1\nactually make that ROUND 1: F2")
+    assert read.text.split("\n") == ["", "ROUND 1: F2"] and read.readings[0].corrected == ("ROUND 1: F1",)
+
+
+def test_a_colour_in_prose_is_read_and_a_taken_one_is_refused_with_whose_it_is(gapp: TestApp) -> None:
+    """Played by mail (playtest5 SP1): after kelly's COLOUR blue, seb's "I'll take blue and start
+    at 2,5 facing N. Round 1 F1, round 2 F1" was read as the start and rounds alone: nothing
+    said "blue" was not read, or that it is kelly's, and the results gave seb red. A colour
+    named in prose is read ("I'll take blue", "I'd like red", "in green"); one taken is refused
+    with whose it is, and the line's other orders stand."""
+    for line, read in (
+        ("I'd like red", ("COLOUR red",)),
+        ("Blue please", ("COLOUR blue",)),
+        ("Start at 2,5 facing N in green", ("START 2,5 FACING N", "COLOUR green")),
+        ("I'll have the pink one. ROUND 1: F1", ("COLOUR pink", "ROUND 1: F1")),
+    ):
+        (reading,) = _read(SPEEDPHREAKZ, SP_STATE, "ann", line).readings
+        assert reading.applied == read, (line, reading)
+    for note in ("I'll take it slowly", "Good luck with the race everyone!", "Thanks please"):
+        assert all(r.note for r in _read(SPEEDPHREAKZ, SP_STATE, "ann", note).readings), note
+    with gapp.db.transaction() as session:
+        create_game(
+            gapp.shell,
+            session,
+            kind="speedphreakz",
+            name="sp1",
+            players=[PlayerSpec(s, ADDRESS[s], s.title(), "UTC") for s in ("kelly", "seb", "anna")],
+            gm_address=GM,
+            deadline="24h",
+            seed=3,
+        )
+    gapp.service.send()
+    player_says(gapp, "kelly", "COLOUR blue", game="sp1")
+    player_says(gapp, "seb", "I'll take blue and start at 2,5 facing N. Round 1 F1, round 2 F1", game="sp1")
+    told = _flat(body_of(last(gapp, ADDRESS["seb"])))
+    assert 'line 1: "COLOUR blue" blue is taken by kelly; free: red' in told, told
+    assert "without line 1 (COLOUR): the orders below count without it" in told, told
+    assert _filed(gapp)[-1].splitlines() == ["START 2,5 FACING N", "ROUND 1: F1", "ROUND 2: F1"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    first=st.integers(0, 10),
+    then=st.integers(0, 10),
+    marker=st.sampled_from(("Actually,", "Wait, actually make that", "Sorry, I meant", "Scratch that:")),
+)
+def test_a_correction_leaves_only_the_order_it_gives(first: int, then: int, marker: str) -> None:
+    """Whatever the two figures: the order a correction gives is the one filed, and the one above
+    it that the game refuses beside it is said to be taken back."""
+    read = _read(RACECRAFT, RC_STATE, "a", f"USE {first}\n{marker} use {then}")
+    assert (
+        RACECRAFT.parse_orders(RC_STATE, "a", read.text).orders
+        == RACECRAFT.parse_orders(RC_STATE, "a", f"USE {then}").orders
+    )
+    (reading,) = read.readings
+    assert reading.corrected == (f"USE {first}",), reading

@@ -4,23 +4,25 @@ was in flight")."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import itertools
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import delete, func, select
 
 from bot.clock import FixedClock
 from bot.db import Database
+from bot.faults import CrashPoint
 from bot.mail_out.drain import drain
-from bot.mail_out.mailer import OutgoingMail, SendResult
+from bot.mail_out.mailer import OutgoingMail, SendResult, SendStatus
 from bot.mail_out.smtp import SmtpMailer
 from bot.models import Outbox, OutboxBody, OutboxStatus
-from bot.settings import DatabaseSettings
+from bot.settings import DatabaseSettings, Settings
 from tests.bot.conftest import make_settings
-from tests.servers import SmtpSink
+from tests.servers import Fault, SmtpSink
 
 T0 = datetime(2026, 12, 7, 5, 0, tzinfo=UTC)
 MAILS = 7
@@ -59,7 +61,7 @@ class _Watching:
 
     def send(
         self,
-        mails: Sequence[OutgoingMail],
+        mails: Iterable[OutgoingMail],
         on_result: Callable[[SendResult], None] | None = None,
         settle: Callable[[], None] | None = None,
     ) -> list[SendResult]:
@@ -85,7 +87,7 @@ def test_each_outcome_is_committed_by_the_sender_before_the_next_mail_can_be_acc
     tmp_path: Path, db_url: str, smtp_sink: SmtpSink
 ) -> None:
     smtp_sink.reset()
-    settings = replace(make_settings(tmp_path), database=DatabaseSettings(url=db_url))
+    settings = _settings(tmp_path, db_url)
     db = Database(db_url)
     try:
         with db.transaction() as session:
@@ -100,5 +102,160 @@ def test_each_outcome_is_committed_by_the_sender_before_the_next_mail_can_be_acc
         assert [(status, attempts) for status, attempts, _ in rows] == [(OutboxStatus.SENT, 1)] * MAILS
         assert all(sent_at is not None and sent_at.replace(tzinfo=UTC) == T0 for _, _, sent_at in rows)
         assert len(smtp_sink.messages) == MAILS
+        assert smtp_sink.greetings == 1  # three batches, one connection
     finally:
         db.dispose()
+
+
+class _DropBetweenBatches:
+    """At the n-th start of a batch (CrashPoint.BEFORE_SEND), the relay drops every connection
+    it holds, as a relay's idle timeout or restart would while the drain reads the batch."""
+
+    def __init__(self, sink: SmtpSink, at: int) -> None:
+        self.sink, self.at = sink, at
+        self.batches = 0
+        self.dropped = 0
+
+    def reached(self, point: CrashPoint) -> None:
+        if point is CrashPoint.BEFORE_SEND:
+            self.batches += 1
+            if self.batches == self.at:
+                self.dropped += self.sink.drop_connections()
+
+
+@pytest.mark.both_databases
+def test_a_drain_sends_each_mail_once_through_a_dropped_connection_and_a_421(
+    tmp_path: Path, db_url: str, smtp_sink: SmtpSink
+) -> None:
+    """The relay drops the drain's connection between two batches, and answers a later mail's
+    MAIL FROM with 421 (RFC 5321 3.8: it took nothing): each time the drain goes on over a new
+    connection, and every mail arrives once and is recorded sent at its first attempt."""
+    smtp_sink.reset()
+    settings = _settings(tmp_path, db_url)
+    db = Database(db_url)
+    try:
+        with db.transaction() as session:
+            session.add_all([_row(n) for n in range(MAILS)])
+        faults = _DropBetweenBatches(smtp_sink, at=2)
+        smtp_sink.add_fault(Fault("rcpt", "421 4.3.2 Shutting down", frozenset({"p5@players.test"})))
+        mailer = SmtpMailer(smtp_sink.host, smtp_sink.port, security="none", timeout=10)
+        report = drain(db, mailer, FixedClock(T0), settings, faults=faults)
+        assert faults.dropped == 1
+        assert (report.sent, report.retrying, report.failed) == (MAILS, 0, 0)
+        assert smtp_sink.message_ids() == [f"<d{n}@flagman.test>" for n in range(MAILS)]
+        assert smtp_sink.greetings == 3  # the first, after the drop, after the 421
+        with db.read() as session:
+            rows = session.execute(select(Outbox.status, Outbox.attempts).order_by(Outbox.id)).all()
+        assert [tuple(row) for row in rows] == [(OutboxStatus.SENT, 1)] * MAILS
+    finally:
+        db.dispose()
+
+
+_serial = itertools.count()
+
+# What the relay does to one mail, and what the outbox must hold of it after the drain.
+_RELAY_DOES: dict[str, tuple[Fault | None, OutboxStatus, int]] = {
+    "accepts": (None, OutboxStatus.SENT, 1),
+    "421 at RCPT": (Fault("rcpt", "421 4.3.2 Shutting down"), OutboxStatus.SENT, 1),
+    "drops the connection at RCPT": (Fault("rcpt", drop=True), OutboxStatus.SENT, 1),
+    "drops the connection after the final dot": (Fault("data", drop=True), OutboxStatus.PENDING, 1),
+    "451 at RCPT": (Fault("rcpt", "451 4.3.0 Try again later"), OutboxStatus.PENDING, 1),
+    "550 at RCPT": (Fault("rcpt", "550 5.1.1 No such user"), OutboxStatus.FAILED, 1),
+}
+
+
+@pytest.mark.both_databases
+def test_whatever_the_relay_does_each_row_is_handed_once_and_ends_as_its_fault_calls_for(
+    tmp_path: Path, db_url: str, smtp_sink: SmtpSink
+) -> None:
+    """Property: for any number of mails, batch size, what the relay does to each mail and a
+    drop of the idle connection before any batch, one drain hands each due row to the relay
+    once: the rows the relay accepted are SENT at their first attempt and at the relay once, a
+    mail it may have taken or put off waits for its retry, one it refused for good FAILED."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    db = Database(db_url)
+    mailer = SmtpMailer(smtp_sink.host, smtp_sink.port, security="none", timeout=10, max_reconnects=100)
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(
+        st.lists(st.sampled_from(sorted(_RELAY_DOES)), min_size=1, max_size=8),
+        st.integers(min_value=1, max_value=4),
+        st.integers(min_value=0, max_value=4),
+    )
+    def check(doings: list[str], batch_size: int, drop_before_batch: int) -> None:
+        smtp_sink.reset()
+        with db.transaction() as session:
+            session.execute(delete(OutboxBody))
+            session.execute(delete(Outbox))
+            rows = [_row(next(_serial)) for _ in doings]
+            session.add_all(rows)
+        for row, doing in zip(rows, doings, strict=True):
+            fault = _RELAY_DOES[doing][0]
+            if fault is not None:
+                smtp_sink.add_fault(replace(fault, recipients=frozenset({row.recipient})))
+        base = _settings(tmp_path, db_url)
+        drops = _DropBetweenBatches(smtp_sink, at=drop_before_batch)  # 0: never
+        drain(
+            db, mailer, FixedClock(T0), replace(base, outbox=replace(base.outbox, batch_size=batch_size)), faults=drops
+        )
+        with db.read() as session:
+            ended = session.execute(select(Outbox.message_id, Outbox.status, Outbox.attempts).order_by(Outbox.id)).all()
+        assert [(status, attempts) for _, status, attempts in ended] == [_RELAY_DOES[d][1:] for d in doings]
+        assert smtp_sink.message_ids() == [mid for mid, status, _ in ended if status == OutboxStatus.SENT]
+
+    try:
+        check()
+    finally:
+        db.dispose()
+
+
+class _ReadingAhead:
+    """A mailer that takes every mail it is handed before it answers for any (a batch at once),
+    and accepts them all."""
+
+    settles = False
+
+    def __init__(self) -> None:
+        self.taken: list[str] = []
+
+    def send(
+        self,
+        mails: Iterable[OutgoingMail],
+        on_result: Callable[[SendResult], None] | None = None,
+        settle: Callable[[], None] | None = None,
+    ) -> list[SendResult]:
+        batch = list(mails)
+        self.taken.extend(m.message_id for m in batch)
+        results = [SendResult(m.message_id, SendStatus.SENT) for m in batch]
+        for result in results:
+            if on_result is not None:
+                on_result(result)
+        return results
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_mailer_that_reads_ahead_is_handed_each_mail_once(tmp_path: Path, db_url: str) -> None:
+    """The drain reads its next batch as the mailer asks for the next mail; a mailer that asks
+    before it has answered for the last gets no mail twice in one drain (the first batch, then
+    the drain ends), and the next drain goes on from there."""
+    settings = _settings(tmp_path, db_url)
+    db = Database(db_url)
+    try:
+        with db.transaction() as session:
+            session.add_all([_row(n) for n in range(MAILS)])
+        mailer = _ReadingAhead()
+        reports = [drain(db, mailer, FixedClock(T0), settings) for _ in range(3)]
+        assert [r.sent for r in reports] == [3, 3, 1]
+        assert mailer.taken == [f"<d{n}@flagman.test>" for n in range(MAILS)]
+    finally:
+        db.dispose()
+
+
+def _settings(tmp_path: Path, db_url: str) -> Settings:
+    """Batches of 3: the 7 mails in three batches."""
+    settings = make_settings(tmp_path)
+    return replace(settings, database=DatabaseSettings(url=db_url), outbox=replace(settings.outbox, batch_size=3))
