@@ -164,8 +164,10 @@ def play_deadlines(app: TestApp, rounds: int = 3) -> tuple[list[tuple[str, str, 
     return mails, rows
 
 
-# On SQLite alone: what a snapshot reads on PostgreSQL, and that it gives the bytes of the turn
-# resolved in its transaction, is tests/bot/games/test_tick_snapshot.py's, on both databases.
+# On SQLite alone: where a turn is worked out does not depend on the database. On PostgreSQL the
+# worker works turns out in the test below, a snapshot's reading is held to the writes made
+# meanwhile in tests/bot/games/test_tick_snapshot.py, and the same mail on either database in
+# tests/e2e/test_season_by_mail.py.
 @pytest.mark.usefixtures("one_turn_a_chunk")
 def test_turns_worked_out_in_the_worker_give_the_mails_and_rows_worked_out_in_the_service(
     tmp_path: Path, db_url: str, apps: list[TestApp], monkeypatch: pytest.MonkeyPatch
