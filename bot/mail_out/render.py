@@ -18,6 +18,7 @@ from functools import cached_property
 from pathlib import Path
 
 import jinja2
+from jinja2.bccache import Bucket
 from markupsafe import Markup
 
 from bot.facts import Claims
@@ -245,6 +246,28 @@ class _Environment(jinja2.Environment):
         return super().getattr(obj, attribute)
 
 
+class _Compiled(jinja2.BytecodeCache):
+    """The compiled code of every template an environment of `Renderer._make_env` read in this
+    process, by the template's name and file, kept with a checksum of its text: an environment
+    made again (a reload on SIGHUP, a turn worker's, another app's) compiles only a template
+    whose text changed, and one that changed is compiled again, never served stale. Every
+    environment `_make_env` makes has the same options, so their compiled code is the same."""
+
+    def __init__(self) -> None:
+        self._code: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        code = self._code.get(bucket.key)
+        if code is not None:
+            bucket.bytecode_from_string(code)  # a checksum that differs leaves the bucket empty
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        self._code[bucket.key] = bucket.bytecode_to_string()
+
+
+_COMPILED = _Compiled()
+
+
 class Renderer:
     def __init__(self, root: Path | None = None) -> None:
         self.root = Path(root) if root is not None else templates_path()
@@ -264,6 +287,7 @@ class Renderer:
             # template do not stat its file again on every render (bench: deadline). SIGHUP's
             # `reload` makes a new environment, which reads every template again.
             auto_reload=False,
+            bytecode_cache=_COMPILED,
         )
         env.filters["wrap"] = _wrap
         env.globals["once"] = _once

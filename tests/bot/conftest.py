@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import bot.db
 from bot.db import Database
 from bot.dice import SeededEntropy
 from bot.games.turns import PlayerSpec, create_game
@@ -19,6 +20,7 @@ from bot.mail_out.render import Renderer
 from bot.settings import BotSettings, DatabaseSettings, Secrets, Settings
 from bot.store import find_game_row
 from bot.testing import FakeClock, FakeInbox, FakeMailer, TestApp
+from tests.compiled_sql import sharing_compiled
 from tests.helpers import fresh_database
 
 RACERS = (
@@ -30,6 +32,16 @@ RACERS = (
 )
 GM = "gm@example.org"
 BOT = "flagman@example.org"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _sqlite_engines_share_compiled_statements() -> Iterator[None]:
+    """The SQLite engines `bot.db.Database` makes in this process share the statements they
+    compiled (tests/compiled_sql.py): each test's own database, without compiling every
+    statement again for each."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bot.db, "make_engine", sharing_compiled(bot.db.make_engine))
+        yield
 
 
 def make_settings(tmp_path: Path) -> Settings:

@@ -33,14 +33,15 @@ def newest(maildir: Path) -> EmailMessage:
 
 
 def test_init_game_poll_tick_send_on_the_embedded_default(tmp_path: Path) -> None:
-    """flagman init DIR; game new/list/show; poll, tick and send, each once."""
-    done = flagman(None, "init", str(tmp_path), "--address", "bot@club.example")
-    assert done.returncode == 0, done.stderr
+    """flagman init DIR as a process of its own, with nothing of this environment but PATH; then
+    game new/list/show, poll, tick and send, each once, in this process (`flagman_command`)."""
+    initialised = flagman(None, "init", str(tmp_path), "--address", "bot@club.example")
+    assert initialised.returncode == 0, initialised.stderr
     config = tmp_path / "flagman.toml"
     assert config.exists() and (tmp_path / "flagman.sqlite").exists()
     assert oct((tmp_path / "site-secret").stat().st_mode)[-3:] == "600"
     players = [f"--player={n}={n.lower()}@club.example" for n in ("Kelly", "Seb", "Steve", "Roger", "Anna")]
-    done = flagman(
+    done = flagman_command(
         config,
         "game",
         "new",
@@ -59,19 +60,19 @@ def test_init_game_poll_tick_send_on_the_embedded_default(tmp_path: Path) -> Non
     )
     assert done.returncode == 0, done.stderr
     assert "game rc1 (racecraft) created" in done.stdout
-    listing = flagman(config, "game", "list")
+    listing = flagman_command(config, "game", "list")
     assert "rc1" in listing.stdout and "Turn 1 of 4" in listing.stdout
-    sent = flagman(config, "send")
+    sent = flagman_command(config, "send")
     assert "sent 6" in sent.stdout, sent.stdout + sent.stderr
     outbox = tmp_path / "mail" / "outbox"
     sheet = newest(outbox / "seb@club.example")
     deliver_to_maildir(tmp_path / "mail" / "inbox", reply_to(sheet, "USE 4", sender="seb@club.example"))
-    polled = flagman(config, "poll")
+    polled = flagman_command(config, "poll")
     assert polled.returncode == 0 and "fetched 1" in polled.stdout and "applied 1" in polled.stdout
-    assert "nothing due" in flagman(config, "tick").stdout
-    assert "sent 1" in flagman(config, "send").stdout
+    assert "nothing due" in flagman_command(config, "tick").stdout
+    assert "sent 1" in flagman_command(config, "send").stdout
     assert "Orders received" in str(newest(outbox / "seb@club.example")["Subject"])
-    show = flagman(config, "game", "show", "rc1")
+    show = flagman_command(config, "game", "show", "rc1")
     assert "seb" in show.stdout and "orders in" in show.stdout and "no orders yet" in show.stdout
 
 

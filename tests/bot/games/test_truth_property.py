@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import tempfile
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from bot.games.turns import PlayerSpec, create_game, current_state
 from bot.models import OrderSubmission, Turn
 from bot.testing import TestApp, body_of
 from rules import find_game
-from tests.bot.gm_helpers import GM, cycle, gm_says, last, new_app, past_setup, player_says
+from tests.bot.gm_helpers import GM, Played, copy_of, cycle, gm_says, last, past_setup, played_once, player_says
 from tests.helpers import moving_clock
 from tests.settled import examples
 
@@ -68,14 +69,31 @@ def _quoted(body: str) -> list[str]:
     return [line[6:] for line in body.replace("\r\n", "\n").splitlines() if line.startswith("    > ")]
 
 
+Started = Callable[[str], Played]
+"""A kind's game created, its first turn sheets sent and (Speed Circuit) its set-up turns
+defaulted (`_game`), once a module: each example is played on a `copy_of` it."""
+
+
+@pytest.fixture(scope="module")
+def started(tmp_path_factory: pytest.TempPathFactory) -> Started:
+    made: dict[str, Played] = {}
+
+    def start(kind: str) -> Played:
+        if kind not in made:
+            made[kind] = played_once(tmp_path_factory.mktemp(f"started-{kind}"), lambda app: _game(app, kind))
+        return made[kind]
+
+    return start
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["speed_circuit", "speedphreakz"])
-def test_what_orders_says_will_count_is_what_the_deadline_uses(kind: str) -> None:
-    @settings(max_examples=examples(6, 12), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_what_orders_says_will_count_is_what_the_deadline_uses(kind: str, started: Started) -> None:
+    @settings(max_examples=examples(3, 12), deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(st.lists(step, max_size=6))
     def run(steps: list[tuple[str, str, object]]) -> None:
         with tempfile.TemporaryDirectory() as tmp:
-            app = new_app(Path(tmp))
+            app = copy_of(started(kind), Path(tmp))
             try:
                 _play(app, kind, steps)
             finally:
@@ -85,7 +103,7 @@ def test_what_orders_says_will_count_is_what_the_deadline_uses(kind: str) -> Non
 
 
 def _play(app: TestApp, kind: str, steps: list[tuple[str, str, object]]) -> None:
-    _game(app, kind)
+    """`steps` played on the game `_game` started, then ORDERS and STATUS held to the deadline."""
     lines = LINES[kind]
     for what, seat, arg in steps:
         if what == "order":

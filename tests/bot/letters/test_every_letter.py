@@ -23,15 +23,12 @@ from __future__ import annotations
 
 import re
 from email.message import EmailMessage
-from pathlib import Path
 
 import pytest
 
 from bot.games.turns import create_game
-from bot.gm import digest
 from bot.testing import TestApp, reply_to
 from tests.bot import gm_helpers
-from tests.bot.conftest import RACERS
 from tests.bot.gm_helpers import (
     BOT,
     GM,
@@ -39,12 +36,12 @@ from tests.bot.gm_helpers import (
     cycle,
     gm_says,
     mails,
-    new_app,
     one_lap_race,
     player_says,
     stranger_says,
     to_the_finish,
 )
+from tests.bot.letters.whole_games import GAMES, whole_game
 from tests.helpers import fake_inbox
 
 gapp, rc = gm_helpers.gapp, gm_helpers.rc  # the shared fixtures
@@ -194,42 +191,13 @@ def test_every_letter_signs_off_and_keeps_every_line_within_78_columns(rc: TestA
         assert not hung_running_text(lines), (where, hung_running_text(lines))
 
 
-_GAMES = {
-    # kind: (options, people, robot seats, a player's orders for the first turn)
-    "racecraft": ({}, RACERS, (), "USE 2"),
-    "speed_circuit": ({"laps": "1"}, RACERS[:2], ("robo",), "DESIGN TOP 2 SKILL 1"),
-    "speedphreakz": ({}, RACERS[:2], ("robo", "rita"), "COLOUR red\nSTART 1,5 FACING N"),
-}
-
-
-@pytest.mark.parametrize("kind", sorted(_GAMES))
-def test_every_letter_of_a_whole_game_keeps_within_78_columns(tmp_path: Path, kind: str) -> None:
+@pytest.mark.parametrize("kind", sorted(GAMES))
+def test_every_letter_of_a_whole_game_keeps_within_78_columns(kind: str) -> None:
     """Each game to its final result, players in five zones, two robots where the game has
-    them: the turn sheets (the rules' syntax), the results and the GM's copies (the standings,
-    the dice's block of values), STATUS, PREVIEW, HISTORY, the digest, the final results."""
-    options, people, robots, orders = _GAMES[kind]
-    app = new_app(tmp_path)
-    with app.db.transaction() as session:
-        create_game(
-            app.shell,
-            session,
-            kind=kind,
-            name="g1",
-            players=people,
-            robot_seats=robots,
-            gm_address=GM,
-            deadline="24h",
-            seed=3,
-            options=options,
-        )
-    app.service.send()
-    player_says(app, people[0].seat, orders, game="g1")
-    player_says(app, people[1].seat, "STATUS g1\nHISTORY g1", game="g1")
-    gm_says(app, "STATUS g1\nPREVIEW g1", game="g1")
-    digest.send_due_digests(app.shell, force=True)
-    app.service.send()
-    to_the_finish(app, "g1", 80)
-    every = mails(app)
+    them (`whole_game`): the turn sheets (the rules' syntax), the results and the GM's copies
+    (the standings, the dice's block of values), STATUS, PREVIEW, HISTORY, the digest, the
+    final results."""
+    every = whole_game(kind)
     subjects = {str(m["Subject"]) for m in every}
     for wanted in ("Results of", "inal result of", "GM copy", "Answers to your mail", "GM digest"):
         assert any(wanted in subject for subject in subjects), (wanted, sorted(subjects))

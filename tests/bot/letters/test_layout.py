@@ -5,61 +5,30 @@ from __future__ import annotations
 
 import re
 from email.message import EmailMessage
-from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.games.turns import create_game
-from bot.gm import digest
 from bot.mail_out.render import tidy
-from tests.bot.conftest import GM, RACERS
-from tests.bot.gm_helpers import body_of, mails, new_app, player_says, to_the_finish
-
-_GAMES = {
-    # kind: (options, people, robot seats, a player's orders for the first turn)
-    "racecraft": ({}, RACERS, (), "USE 2"),
-    "speed_circuit": ({"laps": "1"}, RACERS[:2], ("robo",), "DESIGN TOP 2 SKILL 1"),
-    "speedphreakz": ({}, RACERS[:2], ("robo", "rita"), "COLOUR red\nSTART 1,5 FACING N"),
-}
+from tests.bot.gm_helpers import body_of
+from tests.bot.letters.whole_games import GAMES, whole_game
 
 
 def _text(mail: EmailMessage) -> str:
     return body_of(mail).replace("\r\n", "\n")
 
 
-@pytest.mark.parametrize("kind", sorted(_GAMES))
-def test_no_letter_of_a_whole_game_has_two_blank_lines_in_a_row_or_ends_blank(tmp_path: Path, kind: str) -> None:
+@pytest.mark.parametrize("kind", sorted(GAMES))
+def test_no_letter_of_a_whole_game_has_two_blank_lines_in_a_row_or_ends_blank(kind: str) -> None:
     """Stray blank lines were the playtest's finding: "Results of ...:\\n\\n\\nWhat happened", three
     after "You are its GM.", one before the signature's "-- " of results, STATUS and PREVIEW.
-    Every mail of a game played to its final result (turn sheets, confirmations, STATUS,
-    results, the GM's copies, the digest, the final result) has at most one blank line between
-    two blocks, none before its signature and none at its end; the final result, the players'
-    and the GM's, lists its places one a line under "Final result:"."""
-    options, people, robots, orders = _GAMES[kind]
-    app = new_app(tmp_path)
-    with app.db.transaction() as session:
-        create_game(
-            app.shell,
-            session,
-            kind=kind,
-            name="g1",
-            players=people,
-            robot_seats=robots,
-            gm_address=GM,
-            deadline="24h",
-            seed=3,
-            options=options,
-        )
-    app.service.send()
-    player_says(app, people[0].seat, orders, game="g1")
-    player_says(app, people[1].seat, "STATUS g1", game="g1")
-    digest.send_due_digests(app.shell, force=True)
-    app.service.send()
-    to_the_finish(app, "g1", 80)
-
-    letters = mails(app)
+    Every mail of a game played to its final result (`whole_game`: turn sheets, confirmations,
+    STATUS, HISTORY, PREVIEW, results, the GM's copies, the digest, the final result) has at
+    most one blank line between two blocks, none before its signature and none at its end; the
+    final result, the players' and the GM's, lists its places one a line under "Final result:"."""
+    people = GAMES[kind][1]
+    letters = whole_game(kind)
     finals = [m for m in letters if "inal result of" in str(m["Subject"])]
     assert len(finals) == len(people) + 1, [str(m["Subject"]) for m in letters[-6:]]
     for mail in letters:

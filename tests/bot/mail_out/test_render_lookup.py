@@ -164,3 +164,32 @@ def test_a_turns_dice_are_rendered_once_for_all_its_letters(tmp_path: Path) -> N
     assert counted["dice_revealed.txt"] >= 18
     assert counted["results_shared.html"] == 2
     assert counted["dice_shown.txt"] == counted["dice_shown.html"] == 2
+
+
+def test_a_template_is_compiled_once_a_process_and_again_once_its_text_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second Renderer (a reload on SIGHUP, another app) renders a template the first one
+    compiled without compiling it again; once its file is edited, a new Renderer compiles it
+    again and renders the edit, never the code compiled from the old text."""
+    letter = tmp_path / "_common" / "hello.txt"
+    letter.parent.mkdir()
+    letter.write_text("Subject: Hello\n\nHello {{ name }}.\n")
+    compiled: list[str | None] = []
+    compile_source = jinja2.Environment.compile
+
+    def counted(env: jinja2.Environment, source: str, name: str | None = None, *args: Any, **kwargs: Any) -> Any:
+        compiled.append(name)
+        return compile_source(env, source, name, *args, **kwargs)
+
+    monkeypatch.setattr(jinja2.Environment, "compile", counted)
+    assert Renderer(tmp_path).render("hello", {"name": "Kelly"}).body == "Hello Kelly.\n"
+    assert compiled == ["_common/hello.txt"]
+    again = Renderer(tmp_path)
+    again.reload()
+    assert again.render("hello", {"name": "Seb"}).body == "Hello Seb.\n"
+    assert compiled == ["_common/hello.txt"]
+    letter.write_text("Subject: Hello\n\nHello {{ name }}, edited.\n")
+    again.reload()
+    assert again.render("hello", {"name": "Seb"}).body == "Hello Seb, edited.\n"
+    assert compiled == ["_common/hello.txt", "_common/hello.txt"]

@@ -18,6 +18,7 @@ import shutil
 import sqlite3
 import stat
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -33,8 +34,8 @@ ADDRESS = "flagman@disk.test"
 PLAYERS = [PlayerSpec(n, f"{n}@players.test", n.title()) for n in ("kelly", "seb", "steve", "roger", "anna")]
 
 
-def make_site(root: Path, *, mails: int = 3) -> Path:
-    """`flagman init`, a Racecraft game, its turn sheets sent, and `mails` mails in the inbox."""
+def _play_site(root: Path) -> Path:
+    """`flagman init` at `root`, a Racecraft game, its turn sheets sent."""
     config = init_site(root, ADDRESS)
     app = build_app(load_settings(config, env={}))
     try:
@@ -43,6 +44,26 @@ def make_site(root: Path, *, mails: int = 3) -> Path:
         app.service.send()
     finally:
         app.close()
+    return config
+
+
+_played: list[Path] = []  # the site `_play_site` made once in this process
+
+
+def make_site(root: Path, *, mails: int = 3) -> Path:
+    """`flagman init`, a Racecraft game, its turn sheets sent, and `mails` mails in the inbox. A
+    new `root` is a copy of the site `_play_site` made once in this process (its files, modes
+    and times; its paths are relative to the site, so the copy is a site of its own); a site
+    already at `root` (`flagman init`'s own) is played as it is."""
+    if (root / "flagman.toml").exists():
+        config = _play_site(root)
+    else:
+        if not _played:
+            made = Path(tempfile.mkdtemp(prefix="fm-disk-site-")) / "site"
+            _play_site(made)
+            _played.append(made)
+        shutil.copytree(_played[0], root)
+        config = root / "flagman.toml"
     for n in range(mails):
         deliver_to_maildir(
             root / "mail" / "inbox",
