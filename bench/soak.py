@@ -78,8 +78,8 @@ def clear_bounded_caches(engine: Engine) -> None:
     """Empty the caches that are bounded by design, so that what memory remains between two
     measurements is what a leak would hold, not how full a cache is: every ``functools`` cache of
     the bot's and the rules' modules (pictures, text widths, schedules, robots' tables), the memos
-    of headers, words, encoded pictures and composed parts (bot.mail_in.parse, bot.letters.words,
-    bot.mail_out.compose), the regular expressions compiled on the way, SQLAlchemy's cache of
+    of headers, words, encoded pictures, encoded and composed parts and filled blocks
+    (bot.mail_in.parse, bot.letters.words, bot.mail_out.compose, bot.mail_out.render), the regular expressions compiled on the way, SQLAlchemy's cache of
     compiled statements, and the pooled connections with the statements each keeps prepared.
     Emptied, they fill again from the next mail: a warm-up of a few hundred mails is enough."""
     engine.clear_compiled_cache()
@@ -103,7 +103,16 @@ def clear_bounded_caches(engine: Engine) -> None:
         cache = getattr(registry, name, None)
         if cache is not None:
             cache.clear()
-    for memo_dict in (getattr(mailout, "_FOLDED", None), getattr(mailout, "_ENCODED_IMAGES", None), words._SAID):
+    from bot.mail_out import render
+
+    memos = (
+        getattr(mailout, "_FOLDED", None),
+        getattr(mailout, "_ENCODED_IMAGES", None),
+        getattr(mailout, "_ENCODED", None),
+        getattr(render, "_FILLED", None),
+        words._SAID,
+    )
+    for memo_dict in memos:
         if memo_dict is not None:
             memo_dict.clear()
 

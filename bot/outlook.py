@@ -64,6 +64,19 @@ def holds_turn(subs: Sequence[store.Filed]) -> bool:
     return store.holds(subs)
 
 
+def held_by(rules: AnyGame, state: GameState, waits: Mapping[str, Sequence[store.Filed]]) -> tuple[str, ...]:
+    """The seats the turn expects (`expected_players`) whose WAIT holds it to its deadline
+    (`holds_turn`), in seat-name order; `waits`: each seat's submissions by seat name (its WAIT
+    and NOWAIT among them, `store.turn_waits`)."""
+    return tuple(name for name in sorted(rules.expected_players(state)) if holds_turn(waits.get(name, ())))
+
+
+def resolves_early(when: Timing, held: Sequence[str]) -> bool:
+    """Whether the turn resolves as soon as every person's set is complete: the game's early
+    resolution, the game not paused, the turn open, and no seat's WAIT holding it (`held`)."""
+    return when.early and not when.paused and not when.resolved and not held
+
+
 def _complete(rules: AnyGame, state: GameState, seat: str, orders: Sequence[GameOrder]) -> bool:
     """Whether `orders`, a seat's set on file, is a complete set (its canonical text parsed)."""
     return rules.parse_orders(state, seat, rules.format_orders(orders)).complete
@@ -126,15 +139,18 @@ class Outlook:
 
     @property
     def held(self) -> tuple[str, ...]:
-        """The expected seats whose WAIT holds the turn to its deadline (`holds_turn`), by seat
+        """The expected seats whose WAIT holds the turn to its deadline (`held_by`), by seat
         name: a seat's WAIT counts while the turn expects its orders (a seat dropped since holds
         it no more)."""
-        held = []
+        if self.rules is None or self.state is None or self.game is None:
+            return ()
+        subs = self.subs or {}
+        by_name = {}
         for s in self.seats:
-            row = store.seat_named(self.game, s.seat) if self.game is not None else None
-            if row is not None and holds_turn((self.subs or {}).get(row.id, ())):
-                held.append(s.seat)
-        return tuple(held)
+            row = store.seat_named(self.game, s.seat)
+            if row is not None:
+                by_name[s.seat] = subs.get(row.id, [])
+        return held_by(self.rules, self.state, by_name)
 
     def holding(self, when: Timing) -> tuple[str, ...]:
         """The seats whose WAIT keeps the turn from resolving early where it otherwise would
@@ -147,7 +163,7 @@ class Outlook:
         resolution (`Timing.early`), the game not paused, the turn open, and no seat's WAIT
         holding it (`held`). The tick's early resolution (`bot.games.turns.is_due`), STATUS, the
         reminders and the confirmations read it here."""
-        return when.early and not when.paused and not when.resolved and not self.held
+        return resolves_early(when, self.held)
 
     @property
     def all_in(self) -> bool:

@@ -338,6 +338,21 @@ def holds(subs: Sequence[Filed]) -> bool:
     return last == WAIT
 
 
+def turn_waits(session: Session, turn: Turn) -> dict[str, list[FiledOrders]]:
+    """Each seat's WAIT and NOWAIT of `turn`, oldest first, by seat name: all `holds` reads of a
+    seat's submissions, in one query and no seat read (`bot.outlook.held_by`)."""
+    found: dict[str, list[FiledOrders]] = {}
+    rows = session.execute(
+        select(Seat.name, OrderSubmission.source, OrderSubmission.text)
+        .join(Seat, Seat.id == OrderSubmission.seat_id)
+        .where(OrderSubmission.turn_id == turn.id, OrderSubmission.source.in_((WAIT, NOWAIT)))
+        .order_by(OrderSubmission.id)
+    )
+    for name, source, body in rows:
+        found.setdefault(name, []).append(FiledOrders(source, body))
+    return found
+
+
 def senders(session: Session, turn: Turn) -> set[int]:
     """The ids of the seats with orders sent for `turn` (any source in SENT: one query, no seat read)."""
     return set(

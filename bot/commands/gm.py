@@ -639,6 +639,24 @@ def set_figure(ctx: GmAction, args: tuple[str, ...]) -> str:
     turn.state = rules.dump_state(new_state)
     ctx.undo = {"turn": turn.number, "state": old}
     robots.refile(ctx.session, rules, ctx.game, turn, new_state, ctx.now)  # the robots drive on from the new state
+    # What each robot seat's orders now are (its earlier orders, told in a PREVIEW or STATUS,
+    # no longer count): said from the outlook, and claimed.
+    expected = set(rules.expected_players(new_state))
+    refiled: list[tuple[str, str]] = []
+    said: list[Counts] = []
+    for robot in sorted(
+        (s for s in ctx.game.seats if s.robot and s.active and s.name in expected), key=lambda s: s.name
+    ):
+        counting = outlook.what_counts(
+            rules,
+            new_state,
+            robot,
+            store.orders_on_file(rules, new_state, robot, store.submissions(ctx.session, turn, robot)),
+        )
+        refiled.append((robot.name, " / ".join(counting.text.splitlines())))
+        said.append(claims.counts(robot.name, counting))
+    if said:
+        ctx.claims.append(claims.of_turn(ctx.game, turn, *said))
     # A figure the seat has none of now (Speed Circuit's space before the grid) is not said.
     figures = [(name, figure) for name, figure in rules.figures(new_state, seat.name).items() if figure is not None]
     stale = []
@@ -670,6 +688,7 @@ def set_figure(ctx: GmAction, args: tuple[str, ...]) -> str:
         figures=figures,
         stale=stale,
         told=seat.active,
+        robots=refiled,
     )
 
 

@@ -314,8 +314,8 @@ class Batch:
             return False
         if turn.id not in self.memo.early:
             rules, state, _ = self.current_state(session, game)
-            seen = outlook.of_turn(game, rules, state, store.turn_submissions(session, turn))
-            self.memo.early[turn.id] = seen.resolves_early(outlook.timing(game, turn))
+            held = outlook.held_by(rules, state, store.turn_waits(session, turn))
+            self.memo.early[turn.id] = outlook.resolves_early(outlook.timing(game, turn), held)
         return self.memo.early[turn.id]
 
     def resolves_with(self, session: Session, game: Game, turn: Turn, seat: Seat, text: str) -> bool:

@@ -17,7 +17,7 @@ from sqlalchemy import select
 from bot.cli import main as cli_main
 from bot.games import robots
 from bot.games.turns import GameError, create_game
-from bot.models import OrderSubmission, Turn
+from bot.models import OrderSubmission, Outbox, Turn
 from bot.ops.backup import replay_game
 from bot.store import find_game_row, open_turn, turn_submissions
 from bot.testing import TestApp
@@ -351,6 +351,28 @@ def test_a_gms_set_makes_the_robot_drive_on_from_the_new_state(rr: TestApp) -> N
     assert turns(rr, "rr1")[0].resolved_at is not None
     with rr.db.read() as session:
         assert all(not r.differences for r in replay_game(session, "rr1"))
+
+
+def test_a_gms_set_tells_the_gm_the_robots_orders_worked_out_again_and_they_are_used(rr: TestApp) -> None:
+    """The robots' orders a PREVIEW or STATUS showed the GM no longer count after SET: the GM's
+    answer says what each robot's orders are now (from the outlook, claimed), and the deadline
+    uses exactly those (docs/DESIGN.md, "Robot drivers": orders from what the robot can see)."""
+    gm_says(rr, "SET rr1 robo ep 1", game="rr1")
+    answer = " ".join(body_of(last(rr, GM)).split())
+    now = {seat: _expected_robot_orders(rr, 1, seat) for seat in ("robo", "tin")}
+    assert (
+        f"The robots' orders are worked out again from the new figures: robo {now['robo']}; tin {now['tin']}." in answer
+    ), answer
+    with rr.db.read() as session:
+        row = session.scalars(select(Outbox).where(Outbox.recipient == GM).order_by(Outbox.id.desc())).first()
+        assert row is not None
+        said = {c["seat"]: (c["orders"], c["why"]) for claim in row.claimed for c in claim["counts"]}
+    assert said == {"robo": (now["robo"], "own"), "tin": (now["tin"], "own")}, said
+    for seat in ("kelly", "seb", "steve"):
+        player_says(rr, seat, "USE 1", game="rr1")
+    used = {seat: text for seat, pairs in _filed(rr, 1).items() for _, text in pairs[-1:]}
+    assert turns(rr, "rr1")[0].resolved_at is not None
+    assert used["robo"] == now["robo"] and used["tin"] == now["tin"]
 
 
 _names = itertools.count(1)
