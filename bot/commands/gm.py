@@ -819,6 +819,7 @@ def _hand_over(ctx: GmAction, seat: Seat, new_player: Player) -> str | None:
     _tell_replaced(ctx, seat, old_player, robot=False)
     if ctx.game.status != GameStatus.SIGNUP and (open_now := store.open_turn(ctx.session, ctx.game)) is not None:
         reliability.note_change(ctx.session, seat, open_now.number, ChangeWhy.REPLACED, new_player, ctx.now)
+        _release_hold(ctx, seat, open_now)
     seat.player_id = new_player.id
     seat.robot = False
     seat.handed_over = True  # the letters show it as "<seat> (<new holder's name>)"
@@ -849,6 +850,18 @@ def _robot_level(words: list[str]) -> RobotLevel:
         ) from None
 
 
+def _release_hold(ctx: GmAction, seat: Seat, turn: Turn) -> None:
+    """A WAIT of the seat's former holder holds the open turn no more (`store.holds`): it was
+    theirs to lift, and the new holder (a player or a robot) never sent it. A NOWAIT row lifts it."""
+    if store.holds(store.submissions(ctx.session, turn, seat)):
+        ctx.session.add(
+            OrderSubmission(
+                turn_id=turn.id, seat_id=seat.id, inbound_id=None, source=store.NOWAIT, text="", received_at=ctx.now
+            )
+        )
+        ctx.session.flush()
+
+
 def _to_robot(ctx: GmAction, seat: Seat, level: RobotLevel = RobotLevel.NORMAL) -> str:
     """REPLACE <game> <seat> ROBOT [LEVEL]: the game's robot drives the seat from now
     on, at `level`. The outgoing player is told as for any REPLACE; the robot's orders for the
@@ -875,6 +888,7 @@ def _to_robot(ctx: GmAction, seat: Seat, level: RobotLevel = RobotLevel.NORMAL) 
     robot = robots.robot_player(ctx.session, ctx.now)
     if ctx.game.status != GameStatus.SIGNUP and (open_now := store.open_turn(ctx.session, ctx.game)) is not None:
         reliability.note_change(ctx.session, seat, open_now.number, ChangeWhy.ROBOT, robot, ctx.now)
+        _release_hold(ctx, seat, open_now)
     seat.player_id = robot.id
     seat.robot = True
     seat.robot_level = level.value

@@ -375,6 +375,20 @@ def test_a_gms_set_tells_the_gm_the_robots_orders_worked_out_again_and_they_are_
     assert used["robo"] == now["robo"] and used["tin"] == now["tin"]
 
 
+@pytest.mark.parametrize("taker", ["ROBOT", "anna@example.org Anna"])
+def test_a_replaced_players_wait_holds_the_turn_no_more(rr: TestApp, taker: str) -> None:
+    """WAIT holds the turn for the seat whose player sent it; a REPLACE hands the seat to a robot
+    or another player, who never sent it: the turn resolves as soon as every set is in again."""
+    player_says(rr, "kelly", "WAIT", game="rr1")
+    gm_says(rr, f"REPLACE rr1 kelly {taker}", game="rr1")
+    for seat in ("seb", "steve"):
+        player_says(rr, seat, "USE 1", game="rr1")
+    if taker != "ROBOT":
+        assert turns(rr, "rr1")[0].resolved_at is None  # the new player's orders are still to come
+        gm_says(rr, "ORDER rr1 kelly USE 1", game="rr1")
+    assert turns(rr, "rr1")[0].resolved_at is not None
+
+
 _names = itertools.count(1)
 
 
