@@ -217,7 +217,7 @@ def past_setup(app: TestApp) -> None:
         cycle(app)
 
 
-def one_lap_race(
+def one_lap_game(
     app: TestApp,
     people: tuple[str, ...] = ("kelly",),
     robots: tuple[str, ...] = (),
@@ -226,7 +226,7 @@ def one_lap_race(
     early_resolution: bool | None = None,
 ) -> None:
     """Speed Circuit `sc1`, one lap, 24h turns, `people` (RACERS' addresses, in UTC) and `robot`
-    seats, taken to race turn 1 by the deadlines of its design and qualifying turns."""
+    seats: created, its design turn's sheets sent."""
     with app.db.transaction() as session:
         create_game(
             app.shell,
@@ -242,6 +242,18 @@ def one_lap_race(
             early_resolution=early_resolution,
         )
     app.service.send()
+
+
+def one_lap_race(
+    app: TestApp,
+    people: tuple[str, ...] = ("kelly",),
+    robots: tuple[str, ...] = (),
+    *,
+    seed: int = 3,
+    early_resolution: bool | None = None,
+) -> None:
+    """`one_lap_game`, taken to race turn 1 by the deadlines of its design and qualifying turns."""
+    one_lap_game(app, people, robots, seed=seed, early_resolution=early_resolution)
     past_setup(app)
 
 

@@ -12,14 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import select
 
-from bot.games.turns import PlayerSpec, create_game
 from bot.intake import prose
 from bot.models import OrderSubmission
 from bot.testing import TestApp, words_of
 from rules import find_game
 from rules.api import AnyGame, GameState
 from tests.bot import gm_helpers
-from tests.bot.gm_helpers import ADDRESS, GM, body_of, cycle, last, player_says
+from tests.bot.gm_helpers import ADDRESS, body_of, cycle, last, one_lap_game, player_says
 
 gapp = gm_helpers.gapp
 
@@ -72,19 +71,7 @@ def test_every_hedged_reading_is_an_order_the_game_takes_now(wear: int, skill: i
 def test_the_hedged_bid_by_mail_offers_both_as_one_tap_links(gapp: TestApp) -> None:
     from datetime import timedelta
 
-    with gapp.db.transaction() as session:
-        create_game(
-            gapp.shell,
-            session,
-            kind="speed_circuit",
-            name="sc1",
-            players=[PlayerSpec(s, ADDRESS[s], s.title(), "UTC") for s in ("kelly", "seb")],
-            gm_address=GM,
-            deadline="24h",
-            seed=3,
-            options={"laps": "1"},
-        )
-    gapp.service.send()
+    one_lap_game(gapp, ("kelly", "seb"))
     gapp.clock.advance(timedelta(hours=25))
     cycle(gapp)  # to the qualifying turn
     player_says(gapp, "kelly", "bid wear 2, maybe skill 1", game="sc1")
@@ -109,19 +96,7 @@ def test_a_hedged_longer_reading_the_game_refuses_says_why_it_is_not_offered() -
 
 def _start_sc1(gapp: TestApp) -> None:
     """Speed Circuit `sc1` (kelly, seb; one lap, 24h turns), started at its design turn."""
-    with gapp.db.transaction() as session:
-        create_game(
-            gapp.shell,
-            session,
-            kind="speed_circuit",
-            name="sc1",
-            players=[PlayerSpec(s, ADDRESS[s], s.title(), "UTC") for s in ("kelly", "seb")],
-            gm_address=GM,
-            deadline="24h",
-            seed=3,
-            options={"laps": "1"},
-        )
-    gapp.service.send()
+    one_lap_game(gapp, ("kelly", "seb"))
 
 
 def test_the_refused_longer_reading_and_its_reason_are_in_the_confirmation(gapp: TestApp) -> None:
@@ -169,19 +144,7 @@ def test_an_alternative_after_or_is_offered_in_place_of_the_order_never_added_to
 
 
 def test_the_alternative_by_mail_files_nothing_and_offers_both(gapp: TestApp) -> None:
-    with gapp.db.transaction() as session:
-        create_game(
-            gapp.shell,
-            session,
-            kind="speed_circuit",
-            name="sc1",
-            players=[PlayerSpec(s, ADDRESS[s], s.title(), "UTC") for s in ("kelly", "seb")],
-            gm_address=GM,
-            deadline="24h",
-            seed=3,
-            options={"laps": "1"},
-        )
-    gapp.service.send()
+    one_lap_game(gapp, ("kelly", "seb"))
     player_says(gapp, "kelly", "Hello! I think DESIGN ACC 2 would be good, or maybe TOP 2. Your call.", game="sc1")
     with gapp.db.read() as session:
         assert list(session.scalars(select(OrderSubmission.text).where(OrderSubmission.source == "mail"))) == []

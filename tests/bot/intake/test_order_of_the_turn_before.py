@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from bot.games.turns import PlayerSpec, create_game
 from bot.testing import TestApp
 from tests.bot import gm_helpers
-from tests.bot.gm_helpers import ADDRESS, GM, body_of, cycle, last, player_says
+from tests.bot.gm_helpers import ADDRESS, body_of, cycle, last, one_lap_game, player_says
 from tests.helpers import moving_clock
 
 gapp = gm_helpers.gapp
@@ -23,19 +22,7 @@ def _flat(text: str) -> str:
 
 
 def test_a_grid_bid_in_the_race_says_qualifying_is_over_and_what_it_used(gapp: TestApp) -> None:
-    with gapp.db.transaction() as session:
-        create_game(
-            gapp.shell,
-            session,
-            kind="speed_circuit",
-            name="sc1",
-            players=[PlayerSpec(s, ADDRESS[s], s.title(), "UTC") for s in ("kelly", "seb")],
-            gm_address=GM,
-            deadline="24h",
-            seed=3,
-            options={"laps": "1"},
-        )
-    gapp.service.send()
+    one_lap_game(gapp, ("kelly", "seb"))
     moving_clock(gapp).advance(timedelta(hours=49))
     cycle(gapp)  # the design turn resolved on the defaults: qualifying is open
     player_says(gapp, "seb", "BID WEAR 1 SKILL 0", game="sc1")

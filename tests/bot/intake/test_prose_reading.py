@@ -24,7 +24,7 @@ from rules.api import AnyGame, GameState, Parsed
 from rules.racecraft.game import Racecraft
 from rules.racecraft.model import Order, Race
 from tests.bot import gm_helpers
-from tests.bot.gm_helpers import ADDRESS, GM, body_of, last, one_lap_race, player_says
+from tests.bot.gm_helpers import ADDRESS, GM, body_of, last, one_lap_game, one_lap_race, player_says
 
 gapp, rc = gm_helpers.gapp, gm_helpers.rc
 
@@ -337,19 +337,7 @@ def test_a_correction_further_down_the_mail_takes_back_the_order_it_corrects(gap
     """Played by mail (playtest5 SC2): "DESIGN ACC 1 DEC 1 / TYRES OPTION / Wait, actually make that
     DESIGN TOP 2" was refused: "DESIGN given twice; the first one counts". A human reads "actually
     make that" as the correction: the last word counts, and the answer says what it took back."""
-    with gapp.db.transaction() as session:
-        create_game(
-            gapp.shell,
-            session,
-            kind="speed_circuit",
-            name="sc1",
-            players=[PlayerSpec(s, ADDRESS[s], s.title(), "UTC") for s in ("kelly", "seb")],
-            gm_address=GM,
-            deadline="24h",
-            seed=3,
-            options={"laps": "1"},
-        )
-    gapp.service.send()
+    one_lap_game(gapp, ("kelly", "seb"))
     player_says(gapp, "kelly", "DESIGN ACC 1 DEC 1\nTYRES OPTION\n\nWait, actually make that DESIGN TOP 2", game="sc1")
     told = _flat(body_of(last(gapp, ADDRESS["kelly"])))
     assert "given twice" not in told and "not allowed now" not in told, told
