@@ -664,7 +664,8 @@ def set_figure(ctx: GmAction, args: tuple[str, ...]) -> str:
         subs = store.sent(store.submissions(ctx.session, turn, other))
         if any(not rules.parse_orders(new_state, other.name, s.text).ok for s in subs):
             stale.append(other.name)
-    if seat.active:
+    told = seat.active and not seat.robot  # a robot seat gets no mail (store.mailed_seats)
+    if told:
         announce(
             ctx,
             say("gm_set_title", what=args[1]),
@@ -687,7 +688,7 @@ def set_figure(ctx: GmAction, args: tuple[str, ...]) -> str:
         value=args[2],
         figures=figures,
         stale=stale,
-        told=seat.active,
+        told=told,
         robots=refiled,
     )
 
