@@ -419,7 +419,7 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
             kind="gm_plot",
             to=seat.name,
         )
-        return say("gm_plot_cleared_done", seat=seat.name)
+        return say("gm_plot_cleared_done", seat=seat.name, told=not seat.robot)
     if seat.name not in rules.players(state):
         raise Refused(say("gm_refused", why="not_in_race", seat=seat.name))
     text = _orders_text(args[1])
@@ -467,7 +467,14 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
         kind="gm_plot",
         to=seat.name,
     )
-    return say("gm_plot_done", seat=seat.name, game=ctx.game.name, plot=orders_block(stored), stands=stands)
+    return say(
+        "gm_plot_done",
+        seat=seat.name,
+        game=ctx.game.name,
+        plot=orders_block(stored),
+        stands=stands,
+        told=not seat.robot,  # a robot seat gets no mail (store.mailed_seats)
+    )
 
 
 def process(ctx: GmAction, args: tuple[str, ...]) -> str:

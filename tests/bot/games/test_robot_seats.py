@@ -529,3 +529,11 @@ def test_a_gms_set_on_a_robot_does_not_say_the_robot_was_told(rr: TestApp) -> No
     assert [str(m["To"]) for m in mails(rr)[before:] if GM not in str(m["To"])] == []
     gm_says(rr, "SET rr1 kelly ep 3", game="rr1")
     assert "kelly was told." in " ".join(body_of(last(rr, GM)).split())
+    # PLOT and PLOT CLEAR on a robot seat: no "was told" either; on a person, as before.
+    for command in ("PLOT rr1 robo USE 1", "PLOT rr1 robo CLEAR"):
+        gm_says(rr, command, game="rr1")
+        answer = " ".join(body_of(last(rr, GM)).split())
+        assert "GM plot" in answer and "was told" not in answer, answer
+    for command in ("PLOT rr1 kelly USE 1", "PLOT rr1 kelly CLEAR"):
+        gm_says(rr, command, game="rr1")
+        assert "kelly was told." in " ".join(body_of(last(rr, GM)).split())
