@@ -419,7 +419,7 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
             kind="gm_plot",
             to=seat.name,
         )
-        return say("gm_plot_cleared_done", seat=seat.name)
+        return say("gm_plot_cleared_done", seat=seat.name, told=not seat.robot)
     if seat.name not in rules.players(state):
         raise Refused(say("gm_refused", why="not_in_race", seat=seat.name))
     text = _orders_text(args[1])
@@ -467,7 +467,14 @@ def plot(ctx: GmAction, args: tuple[str, ...]) -> str:
         kind="gm_plot",
         to=seat.name,
     )
-    return say("gm_plot_done", seat=seat.name, game=ctx.game.name, plot=orders_block(stored), stands=stands)
+    return say(
+        "gm_plot_done",
+        seat=seat.name,
+        game=ctx.game.name,
+        plot=orders_block(stored),
+        stands=stands,
+        told=not seat.robot,  # a robot seat gets no mail (store.mailed_seats)
+    )
 
 
 def process(ctx: GmAction, args: tuple[str, ...]) -> str:
@@ -664,7 +671,8 @@ def set_figure(ctx: GmAction, args: tuple[str, ...]) -> str:
         subs = store.sent(store.submissions(ctx.session, turn, other))
         if any(not rules.parse_orders(new_state, other.name, s.text).ok for s in subs):
             stale.append(other.name)
-    if seat.active:
+    told = seat.active and not seat.robot  # a robot seat gets no mail (store.mailed_seats)
+    if told:
         announce(
             ctx,
             say("gm_set_title", what=args[1]),
@@ -687,7 +695,7 @@ def set_figure(ctx: GmAction, args: tuple[str, ...]) -> str:
         value=args[2],
         figures=figures,
         stale=stale,
-        told=seat.active,
+        told=told,
         robots=refiled,
     )
 

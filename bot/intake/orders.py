@@ -925,7 +925,8 @@ def _readings(batch: Batch, seat: Seat, read: prose.ProseResult | None) -> list[
             parts.append(say("intake_reading", how="negated", orders=reading.negated, **said()))
         for n, offer in enumerate(reading.offered):
             link = mailto_link(address, SUBJECT_LINE_SEPARATOR.join(offer.splitlines()))
-            parts.append(say("intake_reading", how="offered", orders=[offer], link=link, more=n > 0, **said()))
+            shown = " / ".join(offer.splitlines())  # the lines of one set offered together
+            parts.append(say("intake_reading", how="offered", orders=[shown], link=link, more=n > 0, **said()))
         if reading.for_gm is not None:
             how = {ForTheGm.FAREWELL: "farewell", ForTheGm.QUESTION: "question"}.get(reading.for_gm, "for_gm")
             if seat.game.practice:  # no GM to pass them to (`_pass_on`)

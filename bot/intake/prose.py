@@ -815,10 +815,14 @@ class _Clauses:
         elif cut_short:
             self.passed.append(" ".join(words))
             self.hedged = self.hedged or bool(lowered & HEDGES) or "?" in line
-        elif len(found) > 1 and not (lowered & HEDGES or "?" in line) and _one_set(reader, found):
+        elif len(found) > 1 and _one_set(reader, found):
             # "SPEED 60 PATH A A A", "I'd like SPEED 40 and LANE B": parts of one set, not
-            # alternatives; each is applied.
-            self.applied += [phrase for _, _, phrase in found]
+            # alternatives; each is applied. Asked or hedged ("Would SPEED 60 LINE work?"),
+            # the whole set is offered as one tap, never each part as a choice of its own.
+            if lowered & HEDGES or "?" in line:
+                self.offered.append("\n".join(phrase for _, _, phrase in found))
+            else:
+                self.applied += [phrase for _, _, phrase in found]
         elif len(found) > 1 or lowered & HEDGES or "?" in line:
             self.offered += [phrase for _, _, phrase in found]
         else:

@@ -206,5 +206,9 @@ def test_a_gms_answer_over_games_in_two_zones_says_each_games_zone(rc: TestApp) 
     text = words_of(last(rc, GM))
     assert "GMT" in text and "EST" in text, text
     assert "Times are shown in each game's zone: America/New_York (sp1), Europe/London (rc1)." in text, text
+    # The sign-off is filled to 78 columns like every line of a letter (playtest6: 118 and 128).
+    lines = body_of(last(rc, GM)).splitlines()
+    signed = "\n".join(lines[[line.rstrip() for line in lines].index("--") + 1 :])
+    assert all(len(line) <= 78 for line in signed.splitlines()), signed
     gm_says(rc, "EXTEND rc1 24h\nPAUSE rc1")
     assert "Times are shown in Europe/London." in words_of(last(rc, GM))

@@ -515,3 +515,25 @@ def test_replace_robot_refuses_a_seat_out_of_the_race(rr: TestApp) -> None:
     with rr.db.read() as session:
         game = find_game_row(session, "rr1")
         assert game is not None and not next(s for s in game.seats if s.name == "steve").robot
+
+
+def test_a_gms_set_on_a_robot_does_not_say_the_robot_was_told(rr: TestApp) -> None:
+    """A robot seat gets no mail (bot.store.mailed_seats): the GM's answer to SET on a robot says
+    nothing about telling it, and nobody is mailed for it; SET on a person still says they were
+    told, and they get the mail (docs/DESIGN.md, "Robot drivers"). Played by mail: "SET sv
+    robbie wear 4" answered "robbie was told"."""
+    before = len(mails(rr))
+    gm_says(rr, "SET rr1 robo ep 1", game="rr1")
+    answer = " ".join(body_of(last(rr, GM)).split())
+    assert "robo: ep set to 1." in answer and "was told" not in answer, answer
+    assert [str(m["To"]) for m in mails(rr)[before:] if GM not in str(m["To"])] == []
+    gm_says(rr, "SET rr1 kelly ep 3", game="rr1")
+    assert "kelly was told." in " ".join(body_of(last(rr, GM)).split())
+    # PLOT and PLOT CLEAR on a robot seat: no "was told" either; on a person, as before.
+    for command in ("PLOT rr1 robo USE 1", "PLOT rr1 robo CLEAR"):
+        gm_says(rr, command, game="rr1")
+        answer = " ".join(body_of(last(rr, GM)).split())
+        assert "GM plot" in answer and "was told" not in answer, answer
+    for command in ("PLOT rr1 kelly USE 1", "PLOT rr1 kelly CLEAR"):
+        gm_says(rr, command, game="rr1")
+        assert "kelly was told." in " ".join(body_of(last(rr, GM)).split())

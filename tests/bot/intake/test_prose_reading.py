@@ -410,3 +410,22 @@ def test_a_correction_leaves_only_the_order_it_gives(first: int, then: int, mark
     )
     (reading,) = read.readings
     assert reading.corrected == (f"USE {first}",), reading
+
+
+def test_one_set_asked_or_hedged_on_one_line_is_offered_as_one_tap(gapp: TestApp) -> None:
+    """Played by mail (playtest6): "Would SPEED 60 LINE work?" was "not taken, as it does not
+    settle on one order; to send SPEED 60, tap ... or, to send LINE, tap": SPEED and LINE are
+    two parts of one plot (speed-circuit.md §8), not two choices, and each tap sent half a set.
+    Parts of one set that a question or a hedge leaves unsettled are offered together, as one
+    tap sending the whole set (its lines joined by "; " in the subject); nothing is filed."""
+    one_lap_race(gapp, ("kelly", "seb"))
+    for line in ("Would SPEED 60 LINE work?", "speed 60 line maybe"):
+        player_says(gapp, "kelly", line, game="sc1")
+        told = _flat(body_of(last(gapp, ADDRESS["kelly"])))
+        assert "to send SPEED 60 / LINE, tap:" in told and "or, to send" not in told, told
+        assert "?subject=SPEED%2060%3B%20LINE" in told, told
+        assert _filed(gapp) == []
+    # Two of one kind are still two choices, each its own tap.
+    player_says(gapp, "kelly", "SPEED 40 or SPEED 60?", game="sc1")
+    told = _flat(body_of(last(gapp, ADDRESS["kelly"])))
+    assert "to send SPEED 40, tap:" in told and "or, to send SPEED 60, tap:" in told, told
