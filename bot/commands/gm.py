@@ -827,7 +827,6 @@ def _hand_over(ctx: GmAction, seat: Seat, new_player: Player) -> str | None:
     _tell_replaced(ctx, seat, old_player, robot=False)
     if ctx.game.status != GameStatus.SIGNUP and (open_now := store.open_turn(ctx.session, ctx.game)) is not None:
         reliability.note_change(ctx.session, seat, open_now.number, ChangeWhy.REPLACED, new_player, ctx.now)
-        _release_hold(ctx, seat, open_now)
     seat.player_id = new_player.id
     seat.robot = False
     seat.handed_over = True  # the letters show it as "<seat> (<new holder's name>)"
@@ -859,8 +858,10 @@ def _robot_level(words: list[str]) -> RobotLevel:
 
 
 def _release_hold(ctx: GmAction, seat: Seat, turn: Turn) -> None:
-    """A WAIT of the seat's former holder holds the open turn no more (`store.holds`): it was
-    theirs to lift, and the new holder (a player or a robot) never sent it. A NOWAIT row lifts it."""
+    """A WAIT of the seat's former player holds the open turn no more once a robot drives the seat
+    (`store.holds`): a robot never waits, and its orders are on file at once. A NOWAIT row lifts
+    it. (Handed to a new player, the WAIT stands: it keeps the turn open for their own orders,
+    and their NOWAIT lifts it.)"""
     if store.holds(store.submissions(ctx.session, turn, seat)):
         ctx.session.add(
             OrderSubmission(

@@ -20,11 +20,12 @@ from bot.games.turns import GameError, create_game
 from bot.models import OrderSubmission, Outbox, Turn
 from bot.ops.backup import replay_game
 from bot.store import find_game_row, open_turn, turn_submissions
-from bot.testing import TestApp
+from bot.testing import TestApp, reply_to
 from rules import find_game
 from rules.api import RobotLevel, robot_rng, turn_seed
 from tests.bot import gm_helpers
-from tests.bot.gm_helpers import GM, RACERS, body_of, gm_says, last, mails, player_says, turns
+from tests.bot.gm_helpers import GM, RACERS, body_of, cycle, gm_says, last, mails, player_says, turns
+from tests.helpers import fake_inbox
 
 gapp = gm_helpers.gapp
 RACECRAFT = find_game("racecraft")
@@ -375,17 +376,29 @@ def test_a_gms_set_tells_the_gm_the_robots_orders_worked_out_again_and_they_are_
     assert used["robo"] == now["robo"] and used["tin"] == now["tin"]
 
 
-@pytest.mark.parametrize("taker", ["ROBOT", "anna@example.org Anna"])
-def test_a_replaced_players_wait_holds_the_turn_no_more(rr: TestApp, taker: str) -> None:
-    """WAIT holds the turn for the seat whose player sent it; a REPLACE hands the seat to a robot
-    or another player, who never sent it: the turn resolves as soon as every set is in again."""
+def test_a_players_wait_holds_the_turn_no_more_once_a_robot_drives_the_seat(rr: TestApp) -> None:
+    """WAIT holds the turn for the seat's player; a robot never waits: after REPLACE ... ROBOT the
+    turn resolves as soon as every person's set is in."""
     player_says(rr, "kelly", "WAIT", game="rr1")
-    gm_says(rr, f"REPLACE rr1 kelly {taker}", game="rr1")
+    gm_says(rr, "REPLACE rr1 kelly ROBOT", game="rr1")
     for seat in ("seb", "steve"):
         player_says(rr, seat, "USE 1", game="rr1")
-    if taker != "ROBOT":
-        assert turns(rr, "rr1")[0].resolved_at is None  # the new player's orders are still to come
-        gm_says(rr, "ORDER rr1 kelly USE 1", game="rr1")
+    assert turns(rr, "rr1")[0].resolved_at is not None
+
+
+def test_a_wait_keeps_the_turn_open_for_the_player_who_takes_the_seat(rr: TestApp) -> None:
+    """Played by mail: anna sent "WAIT / USE 1", every other set was in, and the GM's REPLACE to a
+    new player resolved the turn at once on anna's orders, while the new player's sheet said her
+    orders were due by the deadline. Handed to a player, the WAIT stands: the turn waits for the
+    new player's orders (or her NOWAIT, or the deadline)."""
+    player_says(rr, "kelly", "WAIT\nUSE 1", game="rr1")
+    for seat in ("seb", "steve"):
+        player_says(rr, seat, "USE 1", game="rr1")
+    gm_says(rr, "REPLACE rr1 kelly zoe@example.org Zoe", game="rr1")
+    assert turns(rr, "rr1")[0].resolved_at is None
+    sheet = mails(rr, "zoe@example.org")[-1]
+    fake_inbox(rr).deliver(reply_to(sheet, "USE 2\nNOWAIT", sender="zoe@example.org", quote=False))
+    cycle(rr)
     assert turns(rr, "rr1")[0].resolved_at is not None
 
 
