@@ -35,7 +35,8 @@ parser did not understand:
   number the game refuses now stays a line not understood, with the game's reason. A line
   with no number is never read so;
 * where the game takes COLOUR, a colour named alone ("Blue please"), by what it colours ("the
-  red car") or after a word of choosing ("I'll take blue", "in green") is read as COLOUR; a
+  red car"), after a word of choosing ("I'll take blue", "in green") or after COLOUR and a
+  linking word ("my colour is green", never "COLOUR IS") is read as COLOUR; a
   colour another seat has is then refused with whose it is, the line's other orders standing;
 * a line with no digit, no word in capitals and no order word is a **note** ("Good luck,
   everyone!"): passed over, not refused;
@@ -88,6 +89,8 @@ _CHOOSING = frozenset(
     {"take", "taking", "have", "want", "like", "choose", "pick", "prefer", "with", "get", "grab", "in"}
 )
 _SPELLINGS = {"COLOR": "COLOUR"}  # the order word as some write it
+# "my colour is green", "colour will be red": the words between COLOUR and the colour it names.
+_LINKING = frozenset({"is", "be", "will", "would", "should", "shall", "'s"})
 # An order word as a sentence writes it ("starting at 2,5 facing north"): read where the game
 # takes the order word, never making a line with no order word in it orders (a note stays one).
 _FORMS = {"STARTING": "START"}
@@ -343,6 +346,17 @@ def _phrases(
                 found.append((index, past, colour[0]))
                 index = past
                 continue
+        if word == "COLOUR" and index + 1 < len(words) and words[index + 1].lower() in _LINKING:
+            after = index + 1
+            while after < len(words) and words[after].lower() in _LINKING:
+                after += 1
+            colour = tried(f"COLOUR {words[after]}") if after < len(words) and words[after].isalpha() else None
+            if colour is not None and colour[1]:
+                found.append((index, after + 1, colour[0]))
+                index = after + 1
+            else:  # never "COLOUR IS": the word after the link is read as any other
+                index = after
+            continue
         if word not in orders and words[index] not in letters and not _option_letter(words, index, letters):
             index += 1
             continue

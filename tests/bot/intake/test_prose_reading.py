@@ -369,6 +369,9 @@ def test_a_colour_in_prose_is_read_and_a_taken_one_is_refused_with_whose_it_is(g
         ("Blue please", ("COLOUR blue",)),
         ("Start at 2,5 facing N in green", ("START 2,5 FACING N", "COLOUR green")),
         ("I'll have the pink one. ROUND 1: F1", ("COLOUR pink", "ROUND 1: F1")),
+        # Played by mail (playtest6 M2): read as "COLOUR IS" ("unknown colour 'is'").
+        ("My favourite colour is green but any will do", ("COLOUR green",)),
+        ("my colour will be red. ROUND 1: F1", ("COLOUR red", "ROUND 1: F1")),
     ):
         (reading,) = _read(SPEEDPHREAKZ, SP_STATE, "ann", line).readings
         assert reading.applied == read, (line, reading)
