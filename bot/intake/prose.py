@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 
 from bot.commands.grammar import ForTheGm, for_the_gm, is_courtesy
@@ -288,6 +288,60 @@ def _as_order(words: Sequence[str]) -> str:
     return " ".join(out).upper()
 
 
+def _colour_at(
+    words: Sequence[str],
+    index: int,
+    word: str,
+    orders: Collection[str],
+    tried: Callable[[str], tuple[str, bool] | None],
+) -> tuple[int, tuple[int, int, str] | None] | None:
+    """Where the game takes COLOUR, a colour named at `index` (`word`, the order word it may
+    be): alone in its clause ("Blue please"), by what it colours ("the red car"), after a word
+    of choosing ("I'll take blue") or after COLOUR and a link (`_linked_colour`): the index past
+    what was read and the phrase COLOUR <colour> where the game takes it now; None elsewhere."""
+    if "COLOUR" not in orders:
+        return None
+    if (
+        index == 0
+        and word not in orders
+        and words[0].isalpha()
+        and 0 < len(words) <= 4
+        and all(w.lower() in _POLITE for w in words[1:])
+    ):
+        colour = tried(f"COLOUR {words[0]}")
+        if colour is not None and colour[1]:
+            return len(words), (0, len(words), colour[0])
+    coloured = index + 1 < len(words) and words[index + 1].lower() in _COLOURED
+    if (
+        word not in orders
+        and words[index].isalpha()
+        and (coloured or (index > 0 and words[index - 1].lower() in _CHOOSING))
+    ):
+        colour = tried(f"COLOUR {words[index]}")
+        if colour is not None and colour[1]:
+            past = index + 2 if coloured else index + 1
+            return past, (index, past, colour[0])
+    return _linked_colour(words, index, tried) if word == "COLOUR" else None
+
+
+def _linked_colour(
+    words: Sequence[str], index: int, tried: Callable[[str], tuple[str, bool] | None]
+) -> tuple[int, tuple[int, int, str] | None] | None:
+    """At COLOUR followed by linking words ("colour is green", "colour will be red"): the index
+    past what was read, and the phrase COLOUR <colour> where the game takes it now; None where
+    no linking word follows. Never "COLOUR IS": a word after the link that the game does not
+    take as a colour now is read on as any other."""
+    after = index + 1
+    while after < len(words) and words[after].lower() in _LINKING:
+        after += 1
+    if after == index + 1:
+        return None
+    colour = tried(f"COLOUR {words[after]}") if after < len(words) and words[after].isalpha() else None
+    if colour is not None and colour[1]:
+        return after + 1, (index, after + 1, colour[0])
+    return after, None
+
+
 def _phrases(
     rules: AnyGame,
     state: GameState,
@@ -319,43 +373,9 @@ def _phrases(
     while index < len(words):
         word = _SPELLINGS.get(words[index].upper(), words[index].upper())
         word = _FORMS.get(word, word) if _FORMS.get(word) in orders else word
-        if (
-            index == 0
-            and "COLOUR" in orders
-            and word not in orders
-            and words[0].isalpha()
-            and 0 < len(words) <= 4
-            and all(w.lower() in _POLITE for w in words[1:])
-        ):
-            colour = tried(f"COLOUR {words[0]}")
-            if colour is not None and colour[1]:
-                found.append((0, len(words), colour[0]))
-                break
-        if (
-            "COLOUR" in orders
-            and word not in orders
-            and words[index].isalpha()
-            and (
-                (index + 1 < len(words) and words[index + 1].lower() in _COLOURED)
-                or (index > 0 and words[index - 1].lower() in _CHOOSING)
-            )
-        ):
-            colour = tried(f"COLOUR {words[index]}")
-            if colour is not None and colour[1]:
-                past = index + 2 if index + 1 < len(words) and words[index + 1].lower() in _COLOURED else index + 1
-                found.append((index, past, colour[0]))
-                index = past
-                continue
-        if word == "COLOUR" and index + 1 < len(words) and words[index + 1].lower() in _LINKING:
-            after = index + 1
-            while after < len(words) and words[after].lower() in _LINKING:
-                after += 1
-            colour = tried(f"COLOUR {words[after]}") if after < len(words) and words[after].isalpha() else None
-            if colour is not None and colour[1]:
-                found.append((index, after + 1, colour[0]))
-                index = after + 1
-            else:  # never "COLOUR IS": the word after the link is read as any other
-                index = after
+        if (colour := _colour_at(words, index, word, orders, tried)) is not None:
+            index, phrase = colour
+            found.extend([phrase] if phrase is not None else [])
             continue
         if word not in orders and words[index] not in letters and not _option_letter(words, index, letters):
             index += 1
