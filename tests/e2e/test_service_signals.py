@@ -386,8 +386,11 @@ def test_on_postgresql_a_lost_lock_stops_the_holder_and_the_standby_takes_over(
         second = Service(config, notify)
         second.wait_log("standby")
         with psycopg.connect(url.replace("postgresql+psycopg", "postgresql"), autocommit=True) as conn:
+            # This database's holder alone: the cluster is the worker's, and another test's
+            # service may still be letting go of its own lock in its own database.
             killed = conn.execute(
                 "select pg_terminate_backend(pid) from pg_locks where locktype = 'advisory' and granted"
+                " and database = (select oid from pg_database where datname = current_database())"
             ).fetchall()
         assert killed == [(True,)]
         second.wait_log("took over", timeout=20)
