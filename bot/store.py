@@ -8,6 +8,7 @@ is `bot.games.turns`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import Any, NamedTuple, Protocol, TypeVar
 
 from sqlalchemy import (
@@ -336,6 +337,15 @@ def holds(subs: Sequence[Filed]) -> bool:
     """Whether the seat holds the turn to its deadline: its last WAIT is not lifted by a NOWAIT."""
     last = next((sub.source for sub in reversed(subs) if sub.source in (WAIT, NOWAIT)), None)
     return last == WAIT
+
+
+def file_note(session: Session, turn: Turn, seat: Seat, source: str, text: str, now: datetime) -> None:
+    """Keep a CLEAR, WAIT or NOWAIT (`source`) of `seat` with `turn`, written now (flushed): what
+    comes after it reads it."""
+    session.add(
+        OrderSubmission(turn_id=turn.id, seat_id=seat.id, inbound_id=None, source=source, text=text, received_at=now)
+    )
+    session.flush()
 
 
 def turn_waits(session: Session, turn: Turn) -> dict[str, list[FiledOrders]]:

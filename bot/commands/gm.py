@@ -863,12 +863,7 @@ def _release_hold(ctx: GmAction, seat: Seat, turn: Turn) -> None:
     it. (Handed to a new player, the WAIT stands: it keeps the turn open for their own orders,
     and their NOWAIT lifts it.)"""
     if store.holds(store.submissions(ctx.session, turn, seat)):
-        ctx.session.add(
-            OrderSubmission(
-                turn_id=turn.id, seat_id=seat.id, inbound_id=None, source=store.NOWAIT, text="", received_at=ctx.now
-            )
-        )
-        ctx.session.flush()
+        store.file_note(ctx.session, turn, seat, store.NOWAIT, "", ctx.now)
 
 
 def _to_robot(ctx: GmAction, seat: Seat, level: RobotLevel = RobotLevel.NORMAL) -> str:

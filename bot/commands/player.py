@@ -332,12 +332,7 @@ def _open_turn_for(ctx: CommandContext, name: str, verb: str) -> tuple[Seat, Tur
 def _note(ctx: CommandContext, seat: Seat, turn: Turn, source: str, text: str) -> list[OrderSubmission]:
     """Keep a CLEAR, WAIT or NOWAIT with the turn (written now: the orders of this mail, and of
     the batch's next mails, come after it); the seat's submissions with it."""
-    ctx.session.add(
-        OrderSubmission(
-            turn_id=turn.id, seat_id=seat.id, inbound_id=None, source=source, text=text, received_at=ctx.shell.now()
-        )
-    )
-    ctx.session.flush()
+    store.file_note(ctx.session, turn, seat, source, text, ctx.shell.now())
     return store.submissions(ctx.session, turn, seat)
 
 
