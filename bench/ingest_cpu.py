@@ -115,9 +115,11 @@ def main(argv: list[str] | None = None) -> int:
             counted = count_statements(app.db.engine)
             try:
                 # The parse worker started before the clock, as the benchmark starts it.
-                parser = app.parser
-                started = parser.start(app.service.parse_options()) if isinstance(parser, WorkerParser) else False
-                pids = parser.worker_pids() if isinstance(parser, WorkerParser) else ()
+                mail_parser = app.parser
+                started = (
+                    mail_parser.start(app.service.parse_options()) if isinstance(mail_parser, WorkerParser) else False
+                )
+                pids = mail_parser.worker_pids() if isinstance(mail_parser, WorkerParser) else ()
                 start_cpu, _ = process_usage(pids)
                 profiler = cProfile.Profile(time.process_time) if args.profile and run == args.runs - 1 else None
                 counted.clear()
