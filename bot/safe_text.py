@@ -50,6 +50,22 @@ def echo(text: str, cap: int = LINE_CAP) -> str:
         return ""
     # Enough of the input to fill `cap` even if much of it is dropped; the rest is never read.
     window = text[: cap * 8 + 64]
+    if window.isascii() and window.isprintable():
+        # Printable ASCII (most of what is echoed): nothing to drop and the space the only white
+        # space, so `_by_character`'s folding is the str methods' (a property test says so).
+        folded = " ".join(window.split())
+        over = len(folded) > cap
+    else:
+        folded, over = _by_character(window, cap)
+    if over or len(window) < len(text):
+        return folded[: max(0, cap - 1)].rstrip() + ELLIPSIS
+    return folded
+
+
+def _by_character(window: str, cap: int) -> tuple[str, bool]:
+    """`window` folded a character at a time (`_keep`; runs of white space one space, none at
+    either end) as far as its first `cap` + 1 characters kept, and whether there were more
+    than `cap`."""
     out: list[str] = []
     length = 0
     space = False
@@ -68,10 +84,7 @@ def echo(text: str, cap: int = LINE_CAP) -> str:
         length += 1
         if length > cap:
             break
-    result = "".join(out)
-    if length > cap or len(window) < len(text):
-        return result[: max(0, cap - 1)].rstrip() + ELLIPSIS
-    return result
+    return "".join(out), length > cap
 
 
 ERROR_CAP = 400

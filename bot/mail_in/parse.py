@@ -78,6 +78,7 @@ from email.headerregistry import BaseHeader, HeaderRegistry
 from email.message import EmailMessage, Message
 from email.parser import BytesParser
 from email.utils import getaddresses
+from typing import Any
 
 import lxml.etree  # type: ignore[import-untyped]
 import lxml.html  # type: ignore[import-untyped]
@@ -250,9 +251,57 @@ class _CappedMessage(EmailMessage):
     level's header section is cut before parsing (`cap_header_section`); this bounds the parts.
     """
 
+    # The index `get` reads: the list of fields it was made from and its length then, each
+    # lower-cased name's first field, and what was worked out from them so far (`_known`).
+    _index: tuple[list[tuple[str, str]], int, dict[str, tuple[str, str]], dict[object, object]] | None = None
+
     def set_raw(self, name: str, value: str) -> None:
         if len(self) < MAX_HEADER_FIELDS:
             super().set_raw(name, value)
+
+    def _known(self) -> tuple[dict[str, tuple[str, str]], dict[object, object]]:
+        """Each lower-cased name's first field, and what was worked out from the fields as they
+        are now (emptied whenever they change). The index is made afresh whenever the fields
+        are not those it was made from: another list (`__delitem__`, `set_boundary` and the
+        multipart makers replace it), another length (a field added) or a field replaced in
+        place (`replace_header`, which drops it)."""
+        headers: list[tuple[str, str]] = self._headers  # type: ignore[attr-defined]  # the stdlib's own list
+        index = self._index
+        if index is None or index[0] is not headers or index[1] != len(headers):
+            first: dict[str, tuple[str, str]] = {}
+            for field, value in headers:
+                first.setdefault(field.lower(), (field, value))
+            index = self._index = (headers, len(headers), first, {})
+        return index[2], index[3]
+
+    def get(self, name: str, failobj: Any = None) -> Any:
+        """`Message.get`, each field's value fetched once: the feed parser, `get_body` and this
+        module ask a part for its Content-Type a dozen times, and the stdlib walks every field
+        (lower-casing each name) and parses the value again each time."""
+        first, known = self._known()
+        key = name.lower()
+        fetched = known.get(key, _MISSING)
+        if fetched is _MISSING:
+            found = first.get(key)
+            fetched = known[key] = None if found is None else self.policy.header_fetch_parse(*found)
+        return failobj if fetched is None else fetched
+
+    def get_content_type(self) -> str:
+        """`Message.get_content_type`, worked out once for the fields as they are and the
+        default type (which a multipart/digest sets on its parts)."""
+        _, known = self._known()
+        key = ("content type", self.get_default_type())
+        found = known.get(key)
+        if not isinstance(found, str):
+            found = known[key] = super().get_content_type()
+        return found
+
+    def replace_header(self, _name: str, _value: Any) -> None:
+        self._index = None
+        super().replace_header(_name, _value)
+
+
+_MISSING = object()
 
 
 # policy.default with the memoised registry: the same parsing, done once per distinct value.

@@ -9,7 +9,7 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.safe_text import ELLIPSIS, LINE_CAP, NAME_CAP, echo, echo_name, name_from_address, quote_lines
+from bot.safe_text import ELLIPSIS, LINE_CAP, NAME_CAP, _by_character, echo, echo_name, name_from_address, quote_lines
 
 BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 
@@ -97,3 +97,25 @@ def test_a_name_from_an_address_is_the_echoed_local_part_in_another_case_at_most
     name = name_from_address(local)
     assert name.lower() == shown.lower() and len(name) == len(shown)
     assert name == shown or shown == shown.lower()
+
+
+def _echo_by_character(text: str, cap: int) -> str:
+    """`echo` with every text folded a character at a time (no printable-ASCII shortcut)."""
+    if not text or cap <= 0:
+        return ""
+    window = text[: cap * 8 + 64]
+    folded, over = _by_character(window, cap)
+    if over or len(window) < len(text):
+        return folded[: max(0, cap - 1)].rstrip() + ELLIPSIS
+    return folded
+
+
+@given(
+    st.text(alphabet=st.sampled_from(" ab~!\t\r\n\x00\x7f\u00a0é\u202e\u2028"), max_size=300)
+    | st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=300),
+    st.integers(min_value=-1, max_value=40),
+)
+def test_printable_ascii_is_folded_as_a_character_at_a_time(text: str, cap: int) -> None:
+    """The shortcut for printable ASCII (most text echoed) gives what the character-by-character
+    folding gives, cut or not, for any text and cap."""
+    assert echo(text, cap) == _echo_by_character(text, cap)
