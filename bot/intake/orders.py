@@ -675,17 +675,18 @@ def _answer_context(
         }
         for p in shown
     ]
+    when = timing(game, turn)
     ctx.update(
         {
             "seat": {"name": seat.name, "display": seat.player.name},
             "turn": {
                 "label": turn.label,
-                "deadline": deadline_text(timing(game, turn), zone),
+                "deadline": deadline_text(when, zone),
                 "early": game.status == GameStatus.ACTIVE and batch.resolves_early(session, game, turn),
-                "paused": timing(game, turn).paused,
-                "practice": practice_terms(shell, timing(game, turn)),
+                "paused": when.paused,
+                "practice": practice_terms(shell, when),
                 # A practice turn waits for a set that lacks a part: no default fills it.
-                "waits": timing(game, turn).waits_for_the_set,
+                "waits": when.waits_for_the_set,
                 # A practice turn's pace, as the tick applies it (`turns.is_due`): when it may
                 # resolve, in the player's zone, if that is still to come.
                 "soonest": turns.soonest_text(shell, game, turn, zone),

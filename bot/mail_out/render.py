@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import re
 import textwrap
 from collections.abc import Iterator, Mapping, Sequence
@@ -52,10 +53,17 @@ BARE_LINK = re.compile(r"\s*(?:mailto:|https?://)\S+")
 _QUOTE = re.compile(r"\s+>")
 
 
-def _wrap(text: str, width: int = 72, indent: str = "") -> str:
+def _wrap(text: object, width: int = 72, indent: str = "") -> str:
     """Each line of `text` filled to `width`, an indented line going on under itself (at its
     own indent); a line that is a bare link is left whole, on its own line (a link broken in
     two cannot be tapped), and so is a quoted line."""
+    return _wrapped_text(str(text), width, indent)
+
+
+@functools.lru_cache(maxsize=4096)
+def _wrapped_text(text: str, width: int, indent: str) -> str:
+    """`_wrap` of a text, filled once a process (the last 4,096 kept): every letter's sign-off
+    is one of a few."""
     return "\n".join(
         (
             indent + line
@@ -66,7 +74,7 @@ def _wrap(text: str, width: int = 72, indent: str = "") -> str:
         )
         if line.strip()
         else ""
-        for line in str(text).splitlines()
+        for line in text.splitlines()
     )
 
 
