@@ -50,6 +50,7 @@ a sentence to look.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
@@ -246,9 +247,11 @@ class ProseResult:
         return [r for r in self.readings if r.for_gm is not None]
 
 
+@functools.lru_cache(maxsize=256)
 def order_words(order_help: str) -> frozenset[str]:
     """The game's order words: the words its order syntax writes in capitals (one-letter ones
-    too: `read` keeps of those only the ones the game takes alone as an order)."""
+    too: `read` keeps of those only the ones the game takes alone as an order). Read once a
+    process for each help text (the last 256): a seat's help is the same mail after mail."""
     return frozenset(_ORDER_WORD.findall(order_help)) | frozenset(_LETTER.findall(order_help))
 
 
