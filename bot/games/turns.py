@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import cast
 
-from sqlalchemy import Table, bindparam, insert, inspect, select, update
+from sqlalchemy import Select, Table, bindparam, insert, inspect, select, update
 from sqlalchemy.orm import Session, selectinload
 
 from bot import dice, outlook, store
@@ -677,11 +677,24 @@ _OPEN = insert(_TURN).returning(_TURN.c.id)
 def write_turn(session: Session, turn: TurnKey, writes: TurnWrites) -> None:
     """Write what `work_out` worked out for `turn`, but its letters (rendered and queued by
     the caller in the same transaction: `bot.games.deadline`): plain statements by primary key,
-    a statement per table, the rows of one table in one executemany; no object is loaded, added
-    or flushed (the deadline writes a turn worked out on a snapshot). A caller that holds the
-    game's objects in `session` expires them after (`expire_written`), to read them back as
-    written."""
-    session.execute(_RESOLVE, {**writes.resolved, "turn_id": turn.turn_id})
+    the rows of one table in one executemany, and on PostgreSQL the turn, its commitment
+    revealed, the next turn and its commitment in one statement (`_at_once`); no object is
+    loaded, added or flushed (the deadline writes a turn worked out on a snapshot). A caller
+    that holds the game's objects in `session` expires them after (`expire_written`), to read
+    them back as written."""
+    resolved_at = writes.resolved["resolved_at"]
+    assert isinstance(resolved_at, datetime)
+    next_id: int | None = None
+    if session.get_bind().dialect.name == "postgresql":
+        next_id = _write_at_once(session, turn, writes, resolved_at)
+    else:
+        session.execute(_RESOLVE, {**writes.resolved, "turn_id": turn.turn_id})
+        if turn.secret is not None:  # the results reveal it: so does the game's commitment log
+            dice.reveal(session, turn.game_id, turn.number, turn.secret, resolved_at, CommitmentFate.RESOLVED)
+        if writes.opening is not None:
+            dice.write_entry(session, writes.opening)
+        if writes.next_turn is not None:
+            next_id = session.execute(_OPEN, dict(writes.next_turn)).scalar_one()
     if writes.finished_at is not None:
         session.execute(_FINISH, {"game_id": turn.game_id, "at": writes.finished_at})
     if writes.rating_writes is not None:
@@ -690,18 +703,11 @@ def write_turn(session: Session, turn: TurnKey, writes: TurnWrites) -> None:
         session.execute(_STREAK, [{"seat_id": seat_id, "streak": streak} for seat_id, streak in writes.streaks.items()])
     if writes.defaults:
         session.execute(_FILE, [dict(row) for row in writes.defaults])
-    if turn.secret is not None:  # the results reveal it: so does the game's commitment log
-        revealed_at = writes.resolved["resolved_at"]
-        assert isinstance(revealed_at, datetime)
-        dice.reveal(session, turn.game_id, turn.number, turn.secret, revealed_at, CommitmentFate.RESOLVED)
-    if writes.next_turn is not None:
-        next_id = session.execute(_OPEN, dict(writes.next_turn)).scalar_one()
-        filed = [*writes.robots, *writes.carried]  # on file as the next turn opens
-        if filed:
-            session.execute(_FILE, [{**row, "turn_id": next_id} for row in filed])
+    filed = [*writes.robots, *writes.carried]  # on file as the next turn opens
+    if next_id is not None and writes.next_turn is not None and filed:
+        session.execute(_FILE, [{**row, "turn_id": next_id} for row in filed])
     if writes.recheck.withdrawn:  # the audit log keeps what was withdrawn, as it keeps a ROLLBACK's
-        withdrawn_at = writes.resolved["resolved_at"]
-        assert isinstance(withdrawn_at, datetime)
+        withdrawn_at = resolved_at
         game = session.get(Game, turn.game_id)
         assert game is not None
         done_by_the_bot(
@@ -718,8 +724,6 @@ def write_turn(session: Session, turn: TurnKey, writes: TurnWrites) -> None:
                 "refiled": [r.kept.to_json() for r in writes.recheck.refiled],
             },
         )
-    if writes.opening is not None:
-        dice.write_entry(session, writes.opening)
     log.info(
         "game %s: resolved %s; defaulted: %s%s",
         turn.game,
@@ -727,6 +731,58 @@ def write_turn(session: Session, turn: TurnKey, writes: TurnWrites) -> None:
         ", ".join(writes.outcome.defaulted) or "nobody",
         "; game over" if writes.next_turn is None else "",
     )
+
+
+# `_at_once` statements, by what they write: (the turn's columns, whether its commitment is
+# revealed, the next turn's columns, its commitment's).
+_AT_ONCE: dict[tuple[tuple[str, ...], bool, tuple[str, ...], tuple[str, ...]], Select[int]] = {}
+
+
+def _write_at_once(session: Session, turn: TurnKey, writes: TurnWrites, resolved_at: datetime) -> int:
+    """PostgreSQL: the turn's columns, its commitment revealed (a turn with dice), the next turn
+    opened and its commitment appended, in one statement (`_at_once`); the next turn's id (with
+    no next turn: the turn's own)."""
+    opened = dict(writes.next_turn) if writes.next_turn is not None else {}
+    entry = writes.opening.row() if writes.opening is not None else {}
+    statement = _at_once(tuple(writes.resolved), turn.secret is not None, tuple(opened), tuple(entry))
+    params: dict[str, object] = {"turn_id": turn.turn_id}
+    params.update({f"resolved_{key}": value for key, value in writes.resolved.items()})
+    params.update({f"opened_{key}": value for key, value in opened.items()})
+    params.update({f"entry_{key}": value for key, value in entry.items()})
+    if turn.secret is not None:  # the results reveal it: so does the game's commitment log
+        params.update(dice.reveal_params(turn.game_id, turn.number, turn.secret, resolved_at, CommitmentFate.RESOLVED))
+    return session.execute(statement, params).scalar_one()
+
+
+def _at_once(resolved: tuple[str, ...], reveal: bool, opened: tuple[str, ...], entry: tuple[str, ...]) -> Select[int]:
+    """One statement (PostgreSQL's data-modifying WITH) of `write_turn`'s: the turn's `resolved`
+    columns (``resolved_<column>``, by ``turn_id``); with `reveal`, its commitment revealed
+    (`bot.dice.REVEAL`'s parameters); the next turn's row of `opened` columns
+    (``opened_<column>``) and its commitment's row of `entry` columns (``entry_<column>``), where
+    given. Made once for each shape; it selects the next turn's id (none opened: the turn's).
+    Each part writes other rows than the others, as PostgreSQL requires of one statement."""
+    key = (resolved, reveal, opened, entry)
+    statement = _AT_ONCE.get(key)
+    if statement is None:
+        done = (
+            update(_TURN)
+            .where(_TURN.c.id == bindparam("turn_id"))
+            .values({c: bindparam(f"resolved_{c}", type_=_TURN.c[c].type) for c in resolved})
+            .returning(_TURN.c.id)
+            .cte("resolved")
+        )
+        parts = [dice.REVEAL.cte("revealed")] if reveal else []
+        if entry:
+            values = {c: bindparam(f"entry_{c}", type_=dice.LOG.c[c].type) for c in entry}
+            parts.append(insert(dice.LOG).values(values).cte("entry"))
+        if opened:
+            values = {c: bindparam(f"opened_{c}", type_=_TURN.c[c].type) for c in opened}
+            new = insert(_TURN).values(values).returning(_TURN.c.id).cte("opened")
+            statement = select(new.c.id).add_cte(done, *parts)
+        else:
+            statement = select(done.c.id).add_cte(*parts)
+        _AT_ONCE[key] = statement
+    return statement
 
 
 def expire_written(session: Session, game: Game, turn: Turn) -> None:
