@@ -2,7 +2,7 @@
 from the resolutions, then the reminders -- in one function, `run`, in the order it happens:
 
     run()
-    1 due       which turns are due: `turns.due_turns`, on a read-only snapshot of its own
+    1 due       which turns are due: `turns.due_ids`, on a read-only snapshot of its own
                 (`turns.is_due`: the deadline and grace passed, or every person's orders in
                 where the game resolves early; a WAIT holds the turn)
     2 outlook   each chunk of due turns read together on a snapshot (`work_out_due`): each
@@ -13,7 +13,8 @@ from the resolutions, then the reminders -- in one function, `run`, in the order
                 (`turns.work_out`: the turn, the NMR defaults and streaks, the next turn and its
                 robots' orders, and what every results letter says); the letters rendered from
                 that on the same snapshot (`_worked_out`: `bot.letters.turn.render`)
-    4 write     `_write`: the turn's own transaction, opened there; `turns.write_turn`
+    4 write     `_write`: the turn's own transaction, opened there; `turns.write_turn` (what
+                was worked out, as plain values: no object of the snapshot is written back)
     5 letters   the turn's letters queued in that same transaction (`letters.queue_rows`)
     6 archive   the turn published (`archive.publish`), after the commit
     7 send      `on_resolved()`: the service's sender starts on the turn's mail
