@@ -278,10 +278,9 @@ def test_a_worker_that_dies_costs_no_turn_and_resolves_none_twice(
 class NoObjects(pickle.Pickler):
     """Pickles as the worker's pipe does, and fails on any ORM object met on the way."""
 
-    def reducer_override(self, obj: object) -> object:
+    def persistent_id(self, obj: object) -> None:
         if hasattr(type(obj), "_sa_class_manager"):  # an instance of a mapped class
             raise AssertionError(f"an ORM object in what the worker sends back: {type(obj).__name__}")
-        return NotImplemented
 
 
 def test_a_worked_out_turn_is_sent_back_as_plain_values(tmp_path: Path, apps: list[TestApp]) -> None:
