@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import re
 import textwrap
+from collections import ChainMap
 from collections.abc import Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -246,6 +247,48 @@ class _Environment(jinja2.Environment):
         return super().getattr(obj, attribute)
 
 
+def _flat(names: Mapping[str, object]) -> dict[str, object]:
+    """A template's globals as one dict, as ``dict(names)`` gives them (the same keys in the same
+    order, the first map of a ChainMap winning), merged at C speed rather than through the
+    ChainMap's own lookups a key at a time."""
+    if not isinstance(names, ChainMap):
+        return dict(names)
+    flat: dict[str, object] = {}
+    for layer in reversed(names.maps):
+        flat.update(layer)
+    return flat
+
+
+class _Template(jinja2.Template):
+    """Jinja's template, each render's context made from its globals merged into one dict at
+    once, and an ``{% import %}`` of it handed its cached module without going through the
+    globals a ChainMap key at a time (Jinja checks that the importing context brings no
+    global of its own, a set difference with the ChainMap's keys' view: a Python loop). The
+    result is Jinja's own: the same context, and the cached module exactly when Jinja would
+    hand it (no global of the importer's missing from this template's)."""
+
+    def new_context(
+        self,
+        vars: dict[str, object] | None = None,
+        shared: bool = False,
+        locals: Mapping[str, object] | None = None,
+    ) -> jinja2.runtime.Context:
+        return jinja2.runtime.new_context(
+            self.environment, self.name, self.blocks, vars, shared, _flat(self.globals), locals
+        )
+
+    def _get_default_module(self, ctx: jinja2.runtime.Context | None = None) -> jinja2.environment.TemplateModule:
+        names = self.globals
+        if (
+            ctx is not None
+            and self._module is not None
+            and isinstance(names, ChainMap)
+            and not ctx.globals_keys.difference(*names.maps)
+        ):
+            return self._module
+        return super()._get_default_module(ctx)
+
+
 class _Compiled(jinja2.BytecodeCache):
     """The compiled code of every template an environment of `Renderer._make_env` read in this
     process, by the template's name and file, kept with a checksum of its text: an environment
@@ -289,6 +332,7 @@ class Renderer:
             auto_reload=False,
             bytecode_cache=_COMPILED,
         )
+        env.template_class = _Template
         env.filters["wrap"] = _wrap
         env.globals["once"] = _once
         # A game's own words for how a seat takes part ("run" in Racecraft, "drive" in the others).
