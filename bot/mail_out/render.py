@@ -53,6 +53,14 @@ BARE_LINK = re.compile(r"\s*(?:mailto:|https?://)\S+")
 _QUOTE = re.compile(r"\s+>")
 
 
+def _fits(line: str, width: int) -> bool:
+    """Whether `textwrap.fill` would give `line` back as it is, after its initial indent: it is
+    no wider than `width` (what the indent leaves of the line), ends in no white space (fill may
+    drop it) and holds no tab (fill expands it); a line of `str.splitlines` holds no other
+    character fill turns into a blank."""
+    return len(line) <= width and "\t" not in line and not line[-1].isspace()
+
+
 def _wrap(text: str, width: int = 72, indent: str = "") -> str:
     """Each line of `text` filled to `width`, an indented line going on under itself (at its
     own indent); a line that is a bare link is left whole, on its own line (a link broken in
@@ -60,7 +68,7 @@ def _wrap(text: str, width: int = 72, indent: str = "") -> str:
     return "\n".join(
         (
             indent + line
-            if BARE_LINK.fullmatch(line) or _QUOTE.match(line)
+            if BARE_LINK.fullmatch(line) or _QUOTE.match(line) or _fits(line, width - len(indent))
             else textwrap.fill(
                 line, width, initial_indent=indent, subsequent_indent=indent + line[: len(line) - len(line.lstrip())]
             )
