@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import re
 import textwrap
+from collections import ChainMap
 from collections.abc import Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -53,6 +54,14 @@ BARE_LINK = re.compile(r"\s*(?:mailto:|https?://)\S+")
 _QUOTE = re.compile(r"\s+>")
 
 
+def _fits(line: str, width: int) -> bool:
+    """Whether `textwrap.fill` would give `line` back as it is, after its initial indent: it is
+    no wider than `width` (what the indent leaves of the line), ends in no white space (fill may
+    drop it) and holds no tab (fill expands it); a line of `str.splitlines` holds no other
+    character fill turns into a blank."""
+    return len(line) <= width and "\t" not in line and not line[-1].isspace()
+
+
 def _wrap(text: object, width: int = 72, indent: str = "") -> str:
     """Each line of `text` filled to `width`, an indented line going on under itself (at its
     own indent); a line that is a bare link is left whole, on its own line (a link broken in
@@ -67,7 +76,7 @@ def _wrapped_text(text: str, width: int, indent: str) -> str:
     return "\n".join(
         (
             indent + line
-            if BARE_LINK.fullmatch(line) or _QUOTE.match(line)
+            if BARE_LINK.fullmatch(line) or _QUOTE.match(line) or _fits(line, width - len(indent))
             else textwrap.fill(
                 line, width, initial_indent=indent, subsequent_indent=indent + line[: len(line) - len(line.lstrip())]
             )
@@ -254,6 +263,48 @@ class _Environment(jinja2.Environment):
         return super().getattr(obj, attribute)
 
 
+def _flat(names: Mapping[str, object]) -> dict[str, object]:
+    """A template's globals as one dict, as ``dict(names)`` gives them (the same keys in the same
+    order, the first map of a ChainMap winning), merged at C speed rather than through the
+    ChainMap's own lookups a key at a time."""
+    if not isinstance(names, ChainMap):
+        return dict(names)
+    flat: dict[str, object] = {}
+    for layer in reversed(names.maps):
+        flat.update(layer)
+    return flat
+
+
+class _Template(jinja2.Template):
+    """Jinja's template, each render's context made from its globals merged into one dict at
+    once, and an ``{% import %}`` of it handed its cached module without going through the
+    globals a ChainMap key at a time (Jinja checks that the importing context brings no
+    global of its own, a set difference with the ChainMap's keys' view: a Python loop). The
+    result is Jinja's own: the same context, and the cached module exactly when Jinja would
+    hand it (no global of the importer's missing from this template's)."""
+
+    def new_context(
+        self,
+        vars: dict[str, object] | None = None,
+        shared: bool = False,
+        locals: Mapping[str, object] | None = None,
+    ) -> jinja2.runtime.Context:
+        return jinja2.runtime.new_context(
+            self.environment, self.name, self.blocks, vars, shared, _flat(self.globals), locals
+        )
+
+    def _get_default_module(self, ctx: jinja2.runtime.Context | None = None) -> jinja2.environment.TemplateModule:
+        names = self.globals
+        if (
+            ctx is not None
+            and self._module is not None
+            and isinstance(names, ChainMap)
+            and not ctx.globals_keys.difference(*names.maps)
+        ):
+            return self._module
+        return super()._get_default_module(ctx)
+
+
 class _Compiled(jinja2.BytecodeCache):
     """The compiled code of every template an environment of `Renderer._make_env` read in this
     process, by the template's name and file, kept with a checksum of its text: an environment
@@ -297,6 +348,7 @@ class Renderer:
             auto_reload=False,
             bytecode_cache=_COMPILED,
         )
+        env.template_class = _Template
         env.filters["wrap"] = _wrap
         env.globals["once"] = _once
         # A game's own words for how a seat takes part ("run" in Racecraft, "drive" in the others).

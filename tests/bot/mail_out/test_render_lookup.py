@@ -193,3 +193,52 @@ def test_a_template_is_compiled_once_a_process_and_again_once_its_text_changes(
     again.reload()
     assert again.render("hello", {"name": "Seb"}).body == "Hello Seb, edited.\n"
     assert compiled == ["_common/hello.txt", "_common/hello.txt"]
+
+
+# Lines as letters fill them: words, runs of blanks, tabs and other white space (a no-break
+# space, an ideographic space) anywhere, a line's end among them.
+_LINE_PARTS = st.sampled_from(["word", "a", "longerword", "x-y", " ", "  ", "\t", "\xa0", "\u3000", "\n", "é"])
+
+
+@given(
+    text=st.lists(_LINE_PARTS, max_size=40).map("".join),
+    width=st.integers(min_value=1, max_value=80),
+    indent=st.sampled_from(["", " ", "    ", "\t"]),
+)
+def test_the_wrap_filter_gives_what_textwrap_fill_gives_every_line(text: str, width: int, indent: str) -> None:
+    """`wrap` hands a line that fits back as it is without textwrap: for any text, width and
+    indent, every line is what textwrap.fill makes of it (a bare link or a quote left whole)."""
+    import textwrap
+
+    from bot.mail_out.render import _wrap
+
+    def fill(line: str) -> str:
+        return textwrap.fill(
+            line, width, initial_indent=indent, subsequent_indent=indent + line[: len(line) - len(line.lstrip())]
+        )
+
+    try:
+        expected = "\n".join(fill(line) if line.strip() else "" for line in text.splitlines())
+    except ValueError:  # textwrap refuses an indent as wide as the width: so must the filter
+        with pytest.raises(ValueError):
+            _wrap(text, width, indent)
+        return
+    assert _wrap(text, width, indent) == expected
+
+
+def test_an_imported_macro_module_is_jinjas_own_with_or_without_globals_of_the_importer(tmp_path: Path) -> None:
+    """A template imported by a letter gives the module Jinja gives: its cached one when the
+    importing letter brings no global of its own, a new one seeing the importer's global when it
+    does (a template loaded with globals of its own); and a letter's context holds every global,
+    the template's own over the environment's."""
+    (tmp_path / "_common").mkdir()
+    (tmp_path / "_common" / "_m.txt").write_text("{% macro hi() %}{{ greeting | default('hello') }}{% endmacro %}")
+    (tmp_path / "_common" / "hello.txt").write_text(
+        'Subject: Hi\n\n{% import "_common/_m.txt" as m %}{{ m.hi() }} {{ columns([["a"]]) }} {{ name }}\n'
+    )
+    renderer = Renderer(tmp_path)
+    assert renderer.render("hello", {"name": "Kelly"}).body == "hello a Kelly\n"
+    plain = renderer.env.get_template("_common/hello.txt")
+    assert plain.render(name="Seb").endswith("hello a Seb\n")
+    own = renderer.env.get_template("_common/hello.txt", globals={"greeting": "howdy", "columns": lambda rows: "c"})
+    assert own.render(name="Seb").endswith("howdy c Seb\n")
