@@ -448,15 +448,20 @@ def _b2a_qp_crlf(text: str) -> str:
 
 # Blocks of text (between blank lines) encoded once a process, by their encoding and their text:
 # the letters of a turn share most of theirs (the report, the dice, the sign-off). Emptied when
-# it holds `_ENCODED_MOST` blocks.
+# it holds `_ENCODED_MOST` blocks. A block not found is encoded a line at a time, each line's
+# encoding kept in `_ENCODED_LINES` (emptied at `_ENCODED_LINES_MOST`): a seat's own block
+# differs from the other seats' in a few lines.
 _ENCODED: dict[tuple[str, str], str] = {}
 _ENCODED_MOST = 4096
+_ENCODED_LINES: dict[tuple[str, str], str] = {}
+_ENCODED_LINES_MOST = 16384
 
 
 def _by_blocks(text: str, encode: Callable[[str], str], name: str) -> str:
     """`encode(text)` for an `encode` that works a line at a time, keeping nothing from one
     line to the next but at the end of its input: `text` in blocks each ending in a blank
-    line (the last as it is), each block's encoding taken from `_ENCODED` or made there."""
+    line (the last as it is), each block's encoding taken from `_ENCODED` or made there
+    (`_by_lines`)."""
     blocks = text.split("\n\n")
     last = len(blocks) - 1
     out: list[str] = []
@@ -470,7 +475,28 @@ def _by_blocks(text: str, encode: Callable[[str], str], name: str) -> str:
         if found is None:
             if len(_ENCODED) >= _ENCODED_MOST:
                 _ENCODED.clear()
-            found = _ENCODED[key] = encode(block)
+            found = _ENCODED[key] = _by_lines(block, encode, name)
+        out.append(found)
+    return "".join(out)
+
+
+def _by_lines(block: str, encode: Callable[[str], str], name: str) -> str:
+    """`encode(block)` (as `_by_blocks`) a line at a time, each line's encoding taken from
+    `_ENCODED_LINES` or made there; the last piece, when it has no line end, as it is."""
+    lines = block.split("\n")
+    last = len(lines) - 1
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        if i < last:
+            line += "\n"
+        elif not line:
+            break
+        key = (name, line)
+        found = _ENCODED_LINES.get(key)
+        if found is None:
+            if len(_ENCODED_LINES) >= _ENCODED_LINES_MOST:
+                _ENCODED_LINES.clear()
+            found = _ENCODED_LINES[key] = encode(line)
         out.append(found)
     return "".join(out)
 
