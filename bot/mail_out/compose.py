@@ -388,8 +388,14 @@ def _text_qp(body: str) -> str:
 
 
 def _text_qp_crlf(body: str) -> str:
-    """`_text_qp(body)` with CRLF line ends, as the mail carries it (its blocks kept so)."""
-    return _by_blocks(_octets(body), _qp_lines_crlf, "text-crlf")
+    """`_text_qp(body)` with CRLF line ends, as the mail carries it: the text's line ends made
+    one "\\n" (those ``bytes.splitlines`` knows: LF, CR, CRLF), ending in one, and its blocks
+    kept by their text, each encoded from its octets when not found (`_text_block_crlf`)."""
+    if "\r" in body:
+        body = body.replace("\r\n", "\n").replace("\r", "\n")
+    if not body.endswith("\n"):
+        body += "\n"
+    return _by_blocks(body, _text_block_crlf, "text-crlf")
 
 
 def _octets(body: str) -> str:
@@ -397,8 +403,9 @@ def _octets(body: str) -> str:
     return (b"\n".join(body.encode("utf-8").splitlines()) + b"\n").decode("latin-1")
 
 
-def _qp_lines_crlf(raw: str) -> str:
-    return _qp_lines(raw).replace("\n", "\r\n")
+def _text_block_crlf(block: str) -> str:
+    """A block of the text (whole lines) quoted-printable from its UTF-8 octets, with CRLF line ends."""
+    return _qp_lines(block.encode("utf-8").decode("latin-1")).replace("\n", "\r\n")
 
 
 def _qp_lines(raw: str) -> str:
