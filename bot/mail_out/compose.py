@@ -454,56 +454,59 @@ def _b2a_qp_crlf(text: str) -> str:
 
 
 # Blocks of text (between blank lines) encoded once a process, by their encoding and their text:
-# the letters of a turn share most of theirs (the report, the dice, the sign-off). Emptied when
-# it holds `_ENCODED_MOST` blocks. A block not found is encoded a line at a time, each line's
-# encoding kept in `_ENCODED_LINES` (emptied at `_ENCODED_LINES_MOST`): a seat's own block
-# differs from the other seats' in a few lines.
-_ENCODED: dict[tuple[str, str], str] = {}
-_ENCODED_MOST = 4096
-_ENCODED_LINES: dict[tuple[str, str], str] = {}
-_ENCODED_LINES_MOST = 16384
+# the letters of a turn share most of theirs (the report, the dice, the sign-off). A block not
+# found is encoded a line at a time, each line's encoding kept too: a seat's own block differs
+# from the other seats' in a few lines. Each table is emptied when it holds `_ENCODED_MOST`.
+_ENCODED: dict[str, dict[str, str]] = {}
+_ENCODED_MOST = 8192
+
+
+def _kept(name: str) -> dict[str, str]:
+    """The table of the encodings called `name`, emptied when full."""
+    table = _ENCODED.get(name)
+    if table is None or len(table) >= _ENCODED_MOST:
+        table = _ENCODED[name] = {}
+    return table
 
 
 def _by_blocks(text: str, encode: Callable[[str], str], name: str) -> str:
     """`encode(text)` for an `encode` that works a line at a time, keeping nothing from one
     line to the next but at the end of its input: `text` in blocks each ending in a blank
-    line (the last as it is), each block's encoding taken from `_ENCODED` or made there
-    (`_by_lines`)."""
-    blocks = text.split("\n\n")
-    last = len(blocks) - 1
+    line (the last as it is), each block's encoding kept (by the block without its blank line;
+    the last apart) or made (`_by_lines`)."""
+    *blocks, last = text.split("\n\n")
+    table = _kept(name)
     out: list[str] = []
-    for i, block in enumerate(blocks):
-        if i < last:
-            block += "\n\n"
-        elif not block:
-            break
-        key = (name, block)
-        found = _ENCODED.get(key)
+    for block in blocks:
+        found = table.get(block)
         if found is None:
-            if len(_ENCODED) >= _ENCODED_MOST:
-                _ENCODED.clear()
-            found = _ENCODED[key] = _by_lines(block, encode, name)
+            found = table[block] = _by_lines(block + "\n\n", encode, name)
+        out.append(found)
+    if last:  # the end of the text: kept apart, its encoding may differ at the end of the input
+        ends = _kept(name + " ends")
+        found = ends.get(last)
+        if found is None:
+            found = ends[last] = _by_lines(last, encode, name)
         out.append(found)
     return "".join(out)
 
 
 def _by_lines(block: str, encode: Callable[[str], str], name: str) -> str:
-    """`encode(block)` (as `_by_blocks`) a line at a time, each line's encoding taken from
-    `_ENCODED_LINES` or made there; the last piece, when it has no line end, as it is."""
-    lines = block.split("\n")
-    last = len(lines) - 1
+    """`encode(block)` (as `_by_blocks`) a line at a time, each line's encoding kept (by the line
+    without its line end) or made; the last piece, when it has no line end, kept apart."""
+    *lines, last = block.split("\n")
+    table = _kept(name + " lines")
     out: list[str] = []
-    for i, line in enumerate(lines):
-        if i < last:
-            line += "\n"
-        elif not line:
-            break
-        key = (name, line)
-        found = _ENCODED_LINES.get(key)
+    for line in lines:
+        found = table.get(line)
         if found is None:
-            if len(_ENCODED_LINES) >= _ENCODED_LINES_MOST:
-                _ENCODED_LINES.clear()
-            found = _ENCODED_LINES[key] = encode(line)
+            found = table[line] = encode(line + "\n")
+        out.append(found)
+    if last:
+        ends = _kept(name + " line ends")
+        found = ends.get(last)
+        if found is None:
+            found = ends[last] = encode(last)
         out.append(found)
     return "".join(out)
 
