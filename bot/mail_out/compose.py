@@ -291,6 +291,15 @@ _PLAIN_LIST = re.compile(r"<[!-;=?-~]{1,300}>")  # a List-Id or a mailto URL in 
 _SPECIALS = frozenset('()<>@,:;."[]')
 
 
+@lru_cache(maxsize=16)
+def _plain_sender(name: str, address: str, loop_header: str) -> str | None:
+    """The From field's value (`_plain_mailbox`), or None when it, the bot's address or its loop
+    header is not plain."""
+    if not _PLAIN_FIELD.fullmatch(loop_header) or not _PLAIN_ADDR.fullmatch(address):
+        return None
+    return _plain_mailbox(name, address)
+
+
 @lru_cache(maxsize=4096)
 def _plain_mailbox(name: str, address: str) -> str | None:
     """An address header's value as the stdlib writes it, or None when it is not plain (made once
@@ -328,7 +337,7 @@ def _plain_head(
 ) -> list[str] | None:
     """The header lines up to the MIME ones, as the stdlib would write them; None if any is not plain."""
     bot = settings.bot
-    sender = _plain_mailbox(bot.name, bot.address)
+    sender = _plain_sender(bot.name, bot.address, bot.loop_header)
     recipient = _plain_mailbox(" ".join(to.name.split()), to.address)
     if (
         sender is None
@@ -336,8 +345,6 @@ def _plain_head(
         or not _PLAIN_SUBJECT.fullmatch(subject)
         or "=?" in subject
         or "  " in subject
-        or not _PLAIN_FIELD.fullmatch(bot.loop_header)
-        or not _PLAIN_ADDR.fullmatch(bot.address)
     ):
         return None
     lines = [

@@ -91,8 +91,10 @@ def _label(text: str) -> str:
     return _LABEL.sub("-", text.lower()).strip("-") or "flagman"
 
 
+@functools.lru_cache(maxsize=1024)
 def list_id(bot_address: str, stream: str) -> str:
-    """``<stream.local.domain>`` (RFC 2919 2: a list-label in a namespace the domain owns)."""
+    """``<stream.local.domain>`` (RFC 2919 2: a list-label in a namespace the domain owns); made
+    once for a stream, whose every mail carries it."""
     local, _, domain = bot_address.lower().rpartition("@")
     return f"<{_label(stream)}.{_label(local)}.{domain.strip('.')}>"
 
