@@ -463,17 +463,26 @@ def _b2a_qp_crlf(text: str) -> str:
 # Blocks of text (between blank lines) encoded once a process, by their encoding and their text:
 # the letters of a turn share most of theirs (the report, the dice, the sign-off). A block not
 # found is encoded a line at a time, each line's encoding kept too: a seat's own block differs
-# from the other seats' in a few lines. Each table is emptied when it holds `_ENCODED_MOST`.
+# from the other seats' in a few lines. A table is emptied when it holds its most: the text and
+# the HTML part 2,048 blocks each (as many as all blocks before lines were kept), 8,192 lines.
 _ENCODED: dict[str, dict[str, str]] = {}
-_ENCODED_MOST = 8192
+_BLOCKS_MOST, _LINES_MOST = 2048, 8192
 
 
 def _kept(name: str) -> dict[str, str]:
-    """The table of the encodings called `name`, emptied when full."""
+    """The table of the encodings called `name`."""
     table = _ENCODED.get(name)
-    if table is None or len(table) >= _ENCODED_MOST:
+    if table is None:
         table = _ENCODED[name] = {}
     return table
+
+
+def _keep(table: dict[str, str], most: int, key: str, encoded: str) -> str:
+    """`encoded`, kept in `table` under `key`; the table emptied first when it holds `most`."""
+    if len(table) >= most:
+        table.clear()
+    table[key] = encoded
+    return encoded
 
 
 def _by_blocks(text: str, encode: Callable[[str], str], name: str) -> str:
@@ -487,13 +496,13 @@ def _by_blocks(text: str, encode: Callable[[str], str], name: str) -> str:
     for block in blocks:
         found = table.get(block)
         if found is None:
-            found = table[block] = _by_lines(block + "\n\n", encode, name)
+            found = _keep(table, _BLOCKS_MOST, block, _by_lines(block + "\n\n", encode, name))
         out.append(found)
     if last:  # the end of the text: kept apart, its encoding may differ at the end of the input
         ends = _kept(name + " ends")
         found = ends.get(last)
         if found is None:
-            found = ends[last] = _by_lines(last, encode, name)
+            found = _keep(ends, _BLOCKS_MOST, last, _by_lines(last, encode, name))
         out.append(found)
     return "".join(out)
 
@@ -507,13 +516,13 @@ def _by_lines(block: str, encode: Callable[[str], str], name: str) -> str:
     for line in lines:
         found = table.get(line)
         if found is None:
-            found = table[line] = encode(line + "\n")
+            found = _keep(table, _LINES_MOST, line, encode(line + "\n"))
         out.append(found)
     if last:
         ends = _kept(name + " line ends")
         found = ends.get(last)
         if found is None:
-            found = ends[last] = encode(last)
+            found = _keep(ends, _LINES_MOST, last, encode(last))
         out.append(found)
     return "".join(out)
 

@@ -10,9 +10,11 @@ import base64
 import binascii
 from email import quoprimime
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot.mail_out import compose
 from bot.mail_out.compose import _base64, _base64_lines, _html_qp, _html_qp_crlf, _text_qp, _text_qp_crlf
 
 # Any text, with what makes quoted-printable do more than quote an octet: long lines, "=",
@@ -81,3 +83,16 @@ def test_base64_is_written_as_encodebytes_writes_it_with_crlf(data: bytes) -> No
     assert _base64(data) == expected
     assert _base64_lines(data) == expected
     assert _base64_lines(bytes(data)) == expected  # kept by content: another object of the same bytes
+
+
+def test_full_tables_are_emptied_and_the_encoding_is_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tables of encoded blocks and lines are emptied when full (a bound on the memory a
+    process keeps), and what is encoded after is still the stdlib's."""
+    monkeypatch.setattr(compose, "_BLOCKS_MOST", 3)
+    monkeypatch.setattr(compose, "_LINES_MOST", 5)
+    monkeypatch.setattr(compose, "_ENCODED", {})
+    for n in range(40):
+        text = "\n\n".join(f"block {n % 7} line {i}\nsame line\n{'x' * (70 + n)} " for i in range(n % 5 + 1)) + "\nend"
+        expected = binascii.b2a_qp(text.encode("utf-8"), istext=True).decode("ascii")
+        assert _html_qp_crlf(text) == expected.replace("\n", "\r\n")
+        assert all(len(table) <= (3 if " line" not in name else 5) for name, table in compose._ENCODED.items())
