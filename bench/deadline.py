@@ -111,7 +111,13 @@ def _last_accepted(run: dict[str, Any], accepted: list[float]) -> None:
     (`seconds`), the seconds until its worker was done kept as `done_seconds`."""
     run["done_seconds"] = run["seconds"]
     if accepted and "started_at" in run:
-        run["seconds"] = max(accepted) - run["started_at"]
+        start = run["started_at"]
+        run["seconds"] = max(accepted) - start
+        # How the sending kept up: the first mail's acceptance, and how many the sink had
+        # accepted when the tick ended (the bot's; the rest is the send after it).
+        run["first_accepted_seconds"] = min(accepted) - start
+        if run.get("tick_seconds") is not None:
+            run["accepted_during_tick"] = sum(1 for t in accepted if t - start <= run["tick_seconds"])
     accepted.clear()
 
 
@@ -206,5 +212,7 @@ def competition(bot: dict[str, Any], ref: dict[str, Any]) -> str:
         f"beside the reference: sink {beside(ref, 'sink')}, burners {beside(ref, 'burners')}; "
         f"run-queue waits: the bot's tick thread {main.get('waiting', 0):.1f} s, its turn worker "
         f"{worker.get('waiting', 0):.1f} s (started ahead: {bot.get('worker_start_cpu_seconds', 0):.1f} s CPU, "
-        f"not timed), the reference's client {client.get('waiting', 0):.1f} s"
+        f"not timed), the reference's client {client.get('waiting', 0):.1f} s; the sink accepted the bot's first "
+        f"mail at {bot.get('first_accepted_seconds', 0):.2f} s and {bot.get('accepted_during_tick', 0)} by the "
+        f"tick's end"
     )

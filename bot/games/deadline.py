@@ -22,8 +22,9 @@ from the resolutions, then the reminders -- in one function, `run`, in the order
 
 A turn's resolution and letters are worked out on a snapshot, never in a write transaction (on
 SQLite a snapshot holds no write lock, so the sender's commits never wait for a turn's
-rendering), `TICK_CHUNK` turns at a time, by the turn worker when the service has one (the
-chunks after the first in a worker process: `bot.games.workers`). The transaction that writes
+rendering), a chunk of turns at a time (`chunked`: small chunks first, then `TICK_CHUNK`), by
+the turn worker when the service has one (the chunks after the first in a worker process:
+`bot.games.workers`). The transaction that writes
 a turn writes what was worked out only if nothing it was worked out from has changed since
 (`store.resolution_inputs`); otherwise the turn is worked out again inside it. Either way a
 crash loses no mail and sends none twice: the turn and its letters are committed together, or
@@ -65,6 +66,8 @@ LATE_AFTER = timedelta(hours=1)
 # The due turns worked out on one snapshot (bench: deadline): their games, seats, players,
 # turns and submissions read together, a few queries for them all, not a dozen a turn.
 TICK_CHUNK = 20
+# The first chunk of a tick of more turns than that (`chunked`): the chunks after it double.
+FIRST_CHUNK = 2
 
 Due = Sequence[tuple[int, int]]  # due turns, as (game id, turn id) pairs
 
@@ -142,7 +145,7 @@ def run(
         if not due:
             break
         among = set()
-        chunks = [due[start : start + TICK_CHUNK] for start in range(0, len(due), TICK_CHUNK)]
+        chunks = chunked(due)
         with closing(worker.work_out(shell, chunks)) as worked_out:  # 2 outlook, 3 resolve
             for chunk in worked_out:
                 for worked in chunk:
@@ -160,6 +163,23 @@ def run(
         _after_resolutions(shell, done)
     reminders.send_reminders(shell)
     return done
+
+
+def chunked(due: Due, most: int | None = None) -> list[Due]:
+    """The due turns in the chunks they are worked out in: one chunk when they are `most`
+    (`TICK_CHUNK`) or fewer; else the first chunks small (`FIRST_CHUNK`, then twice as many
+    each) up to `most` at a time, so that the first turns are written and their mail is on its
+    way while the rest are worked out, instead of every mail waiting for a whole chunk."""
+    most = TICK_CHUNK if most is None else most
+    if len(due) <= most:
+        return [due] if due else []
+    chunks: list[Due] = []
+    start, size = 0, min(FIRST_CHUNK, most)
+    while start < len(due):
+        chunks.append(due[start : start + size])
+        start += size
+        size = min(size * 2, most)
+    return chunks
 
 
 def work_out_due(shell: Shell, due: Due) -> list[WorkedOut]:

@@ -7,12 +7,15 @@ open turn."""
 
 from __future__ import annotations
 
+import itertools
 from datetime import timedelta
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sqlalchemy import select
 from sqlalchemy.orm import selectinload
 
-from bot.games import practice, turns
+from bot.games import deadline, practice, turns
 from bot.models import Game, GameStatus, Turn
 from bot.testing import FakeClock, TestApp, reply_to
 from tests.bot import gm_helpers
@@ -80,3 +83,22 @@ def test_due_turns_finds_what_reading_every_open_turn_finds(gapp: TestApp) -> No
             checked += len(found)
         cycle(gapp)
     assert checked > 0, "some turns were due along the way"
+
+
+@given(st.integers(min_value=0, max_value=200), st.integers(min_value=1, max_value=30))
+@settings(max_examples=60, deadline=None)
+def test_the_due_turns_are_chunked_small_first_then_at_most_tick_chunk(count: int, tick_chunk: int) -> None:
+    """Every due turn in exactly one chunk, in order; a tick of `TICK_CHUNK` turns or fewer in
+    one chunk (worked out in the service's process); a bigger one starting with a chunk of at
+    most `FIRST_CHUNK`, the chunks doubling up to `TICK_CHUNK` (its first mail goes out while the
+    rest are worked out)."""
+    due = [(n, n + 1000) for n in range(count)]
+    chunks = deadline.chunked(due, tick_chunk)
+    assert [pair for chunk in chunks for pair in chunk] == due
+    assert all(0 < len(chunk) <= tick_chunk for chunk in chunks)
+    if count <= tick_chunk:
+        assert len(chunks) == (1 if count else 0)
+    else:
+        assert len(chunks[0]) <= deadline.FIRST_CHUNK
+        sizes = [len(chunk) for chunk in chunks[:-1]]
+        assert all(b == min(2 * a, tick_chunk) for a, b in itertools.pairwise(sizes))
