@@ -29,7 +29,7 @@ from bot.mail_out import calendar as ical
 from bot.mail_out import queue as mailout
 from bot.mail_out.compose import InlineImage
 from bot.mail_out.html import html_template
-from bot.mail_out.one_tap import mailto_links, one_tap_orders
+from bot.mail_out.one_tap import mailto_link, one_tap_orders
 from bot.mail_out.render import sharing
 from bot.models import Game, GameStatus, Seat, Turn
 from bot.outlook import Outcome, timing
@@ -371,9 +371,10 @@ def one_tap_links(
     if turn is None or game.status != GameStatus.ACTIVE:
         return []
     address = shell.reply_address(game.name, seat.name, seat.reply_salt)
-    orders = one_tap_orders(rules, state, seat.name)
-    hrefs = mailto_links(address, [order for _, order in orders])
-    return [{"label": label, "order": order, "href": href} for (label, order), href in zip(orders, hrefs, strict=True)]
+    return [
+        {"label": label, "order": order, "href": mailto_link(address, order)}
+        for label, order in one_tap_orders(rules, state, seat.name)
+    ]
 
 
 def _own_picture(

@@ -162,18 +162,6 @@ def mailto_link(address: str, subject: str) -> str:
     return _mailto_prefix(address) + _quoted(subject)
 
 
-def mailto_links(address: str, subjects: Sequence[str]) -> list[str]:
-    """`mailto_link(address, subject)` for each of `subjects`: the address quoted once, and the
-    subjects' quoting kept as a whole (a seat's one-tap orders are the same few sets each turn)."""
-    prefix = _mailto_prefix(address)
-    return [prefix + quoted for quoted in _quoted_all(tuple(subjects))]
-
-
-@functools.lru_cache(maxsize=1024)
-def _quoted_all(subjects: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(_quoted(subject) for subject in subjects)
-
-
 @functools.lru_cache(maxsize=4096)
 def _mailto_prefix(address: str) -> str:
     """``mailto:<address>?subject=``, the address percent-encoded (`mailto_link`): made once for

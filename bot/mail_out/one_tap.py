@@ -16,7 +16,7 @@ SpeedPhreakz: none (a program is a round's list of moves).
 
 from __future__ import annotations
 
-from bot.mail_out.lists import mailto_link, mailto_links
+from bot.mail_out.lists import mailto_link
 from rules.api import AnyGame, GameState
 
 SUBJECT_LINE_SEPARATOR = "; "  # how a set of several lines is written in one subject line
@@ -35,4 +35,4 @@ def one_tap_orders(rules: AnyGame, state: GameState, seat: str) -> list[tuple[st
     ]
 
 
-__all__ = ["SUBJECT_LINE_SEPARATOR", "mailto_link", "mailto_links", "one_tap_orders"]
+__all__ = ["SUBJECT_LINE_SEPARATOR", "mailto_link", "one_tap_orders"]

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from bot.intake import orders_in_subject
 from bot.mail_in.auth import signed_address
-from bot.mail_out.one_tap import mailto_link, mailto_links, one_tap_orders
+from bot.mail_out.one_tap import mailto_link, one_tap_orders
 from bot.testing import TestApp, body_of, plain_mail
 from rules import find_game
 from rules.api import AnyGame, GameState, turn_rng
@@ -193,20 +193,6 @@ def test_mailto_links_are_well_formed_and_decode_to_what_was_given(subject: str,
     link = mailto_link(address, subject)
     assert _decoded(link) == (address, subject)
     assert "+" not in link
-
-
-@settings(max_examples=100, deadline=None)
-@given(
-    subjects=st.lists(st.text(min_size=1, max_size=40), max_size=6),
-    locals_=st.lists(st.from_regex(r"[a-z0-9][a-z0-9+._-]{0,30}", fullmatch=True), min_size=1, max_size=3),
-)
-def test_a_seats_links_are_each_its_own_mailto_link(subjects: list[str], locals_: list[str]) -> None:
-    """Property: the links of a seat's orders, made together (`mailto_links`, the address and the
-    set of subjects quoted once), are each `mailto_link` of its subject, however often made before."""
-    for local in [*locals_, *locals_]:
-        address = f"{local}@example.org"
-        assert mailto_links(address, subjects) == [mailto_link(address, subject) for subject in subjects]
-        assert mailto_links(address, subjects[::-1]) == [mailto_link(address, subject) for subject in subjects[::-1]]
 
 
 def test_one_tap_links_work_end_to_end_through_the_intake(rc: TestApp) -> None:
