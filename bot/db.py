@@ -215,7 +215,7 @@ def insert_many(
 
 
 # The same for a table's rows with a part of each in a table of its own (`insert_with_parts`).
-_PARTED_INSERTS: dict[tuple[str, str, tuple[str, ...], tuple[str, ...], str], Insert] = {}
+_PARTED_INSERTS: dict[tuple[str, str, str, tuple[str, ...], tuple[str, ...], str], Insert] = {}
 
 
 def insert_with_parts(
@@ -233,21 +233,26 @@ def insert_with_parts(
 
     On PostgreSQL that is one statement: the rows unnested once (one array a column, as
     `insert_many`), the INSERT into `model` returning each id with its `link`, and the INSERT
-    into `part` from the two joined, in a WITH. Elsewhere (SQLite) `insert_many` twice, the
-    first returning the ids."""
+    into `part` from the two joined, in a WITH. Elsewhere (SQLite) two executemany: the rows,
+    then their parts, each under the id of the row its `link` finds (no id comes back to
+    Python)."""
     if not rows:
         return
     keys = tuple(rows[0])
     kept = [key for key in keys if key not in moved]
-    if session.get_bind().dialect.name != "postgresql":
-        heads = [{key: row[key] for key in kept} for row in rows]
-        ids = {linked: id_ for linked, id_ in insert_many(session, model, heads, (link, "id"))}
-        insert_many(session, part, [{"id": ids[row[link]], **{key: row[key] for key in moved}} for row in rows])
-        return
     table, part_table = model.__table__, part.__table__
     assert isinstance(table, Table) and isinstance(part_table, Table)
-    cache_key = (table.name, part_table.name, keys, tuple(moved), link)
+    dialect = session.get_bind().dialect.name
+    cache_key = (dialect, table.name, part_table.name, keys, tuple(moved), link)
     stmt = _PARTED_INSERTS.get(cache_key)
+    if dialect != "postgresql":
+        insert_many(session, model, [{key: row[key] for key in kept} for row in rows])
+        if stmt is None:
+            found = select(table.c.id, *(bindparam(f"part_{key}", type_=part_table.c[key].type) for key in moved))
+            stmt = insert(part_table).from_select(["id", *moved], found.where(table.c[link] == bindparam("link")))
+            _PARTED_INSERTS[cache_key] = stmt
+        session.execute(stmt, [{"link": row[link], **{f"part_{key}": row[key] for key in moved}} for row in rows])
+        return
     if stmt is None:
         column = {key: f"c{i}" for i, key in enumerate(keys)}
         types = {key: (table.c[key].type if key in kept else part_table.c[key].type) for key in keys}

@@ -220,7 +220,7 @@ def commit(session: Session, game: Game, turn: Turn, made_at: datetime, why: str
     return entry
 
 
-_REVEAL = (
+REVEAL = (
     update(LOG)
     .where(
         LOG.c.game_id == bindparam("of_game"),
@@ -235,17 +235,19 @@ _REVEAL = (
 def reveal(session: Session, game_id: int, number: int, secret: str, at: datetime, fate: str) -> None:
     """The open entry of turn `number` (the commitment to `secret`) revealed, with its fate:
     resolved (the results reveal it) or withdrawn (a ROLLBACK discarded the turn)."""
-    session.execute(
-        _REVEAL,
-        {
-            "of_game": game_id,
-            "of_turn": number,
-            "committed": fair.commitment(secret),
-            "revealed": secret,
-            "at": at,
-            "to": str(fate),
-        },
-    )
+    session.execute(REVEAL, reveal_params(game_id, number, secret, at, fate))
+
+
+def reveal_params(game_id: int, number: int, secret: str, at: datetime, fate: str) -> dict[str, object]:
+    """The parameters of `REVEAL` (`reveal`), for a statement that runs it among others."""
+    return {
+        "of_game": game_id,
+        "of_turn": number,
+        "committed": fair.commitment(secret),
+        "revealed": secret,
+        "at": at,
+        "to": str(fate),
+    }
 
 
 def roll_back(session: Session, game_id: int, number: int, secret: str) -> None:

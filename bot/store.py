@@ -13,6 +13,7 @@ from typing import Any, NamedTuple, Protocol, TypeVar
 
 from sqlalchemy import (
     BindParameter,
+    ColumnElement,
     ColumnExpressionArgument,
     CompoundSelect,
     Select,
@@ -25,7 +26,7 @@ from sqlalchemy import (
     text,
     union_all,
 )
-from sqlalchemy.orm import Session, contains_eager, selectinload
+from sqlalchemy.orm import QueryableAttribute, Session, contains_eager, selectinload
 
 from bot import dice
 from bot.db import among
@@ -245,13 +246,24 @@ def seats_submissions(session: Session, pairs: Sequence[tuple[int, int]]) -> dic
 # same value; nothing parsed), padded with NULLs to the widest.
 _GAME_IDS: BindParameter[list[int]] = bindparam("game_ids", expanding=True)
 _TURN_IDS: BindParameter[list[int]] = bindparam("turn_ids", expanding=True)
+_GAME_ID: BindParameter[int] = bindparam("game_id")
+_TURN_ID: BindParameter[int] = bindparam("turn_id")
 
 
-def _inputs_query(*, lock: bool) -> CompoundSelect[*tuple[object, ...]]:
+def _inputs_query(*, lock: bool, one: bool) -> CompoundSelect[*tuple[object, ...]]:
     """The turn resolved with its game, the game's seats with their players, its turns (which,
     and whether resolved), the turn's submissions, the game's observers (each gets a copy of
-    the results). `lock`: the turns' rows are locked (FOR UPDATE, on PostgreSQL) first."""
-    turns = select(Turn.id).where(Turn.id.in_(_TURN_IDS))
+    the results). `lock`: the turns' rows are locked (FOR UPDATE, on PostgreSQL) first. `one`:
+    of one turn (``game_id`` and ``turn_id``: no list to expand into the statement each time it
+    runs), else of the turns ``turn_ids`` of the games ``game_ids``."""
+
+    def of_turns(column: QueryableAttribute[int]) -> ColumnElement[bool]:
+        return column == _TURN_ID if one else column.in_(_TURN_IDS)
+
+    def of_games(column: QueryableAttribute[int]) -> ColumnElement[bool]:
+        return column == _GAME_ID if one else column.in_(_GAME_IDS)
+
+    turns = select(Turn.id).where(of_turns(Turn.id))
     if lock:
         turns = select(turns.with_for_update(of=Turn).cte("locked").c.id)
     parts: list[tuple[Select[int], str, list[ColumnExpressionArgument[Any]]]] = [
@@ -261,20 +273,20 @@ def _inputs_query(*, lock: bool) -> CompoundSelect[*tuple[object, ...]]:
             [*Game.__table__.columns, *Turn.__table__.columns],
         ),
         (
-            select(Seat.game_id).join(Player, Player.id == Seat.player_id).where(Seat.game_id.in_(_GAME_IDS)),
+            select(Seat.game_id).join(Player, Player.id == Seat.player_id).where(of_games(Seat.game_id)),
             "2 seat",
             [*Seat.__table__.columns, *Player.__table__.columns],
         ),
-        (select(Turn.game_id).where(Turn.game_id.in_(_GAME_IDS)), "3 turn", [Turn.id, Turn.number, Turn.resolved_at]),
+        (select(Turn.game_id).where(of_games(Turn.game_id)), "3 turn", [Turn.id, Turn.number, Turn.resolved_at]),
         (
             select(Turn.game_id)
             .join(OrderSubmission, OrderSubmission.turn_id == Turn.id)
-            .where(OrderSubmission.turn_id.in_(_TURN_IDS)),
+            .where(of_turns(OrderSubmission.turn_id)),
             "4 submission",
             [OrderSubmission.id],
         ),
         (
-            select(Observer.game_id).where(Observer.game_id.in_(_GAME_IDS)),
+            select(Observer.game_id).where(of_games(Observer.game_id)),
             "5 observer",
             [Observer.id, Observer.address],
         ),
@@ -292,8 +304,10 @@ def _inputs_query(*, lock: bool) -> CompoundSelect[*tuple[object, ...]]:
     ).order_by(text("1, 2, 3"))
 
 
-_INPUTS = _inputs_query(lock=False)
-_INPUTS_LOCKED = _inputs_query(lock=True)
+_INPUTS = _inputs_query(lock=False, one=False)
+_INPUTS_LOCKED = _inputs_query(lock=True, one=False)
+_INPUTS_ONE = _inputs_query(lock=False, one=True)
+_INPUTS_ONE_LOCKED = _inputs_query(lock=True, one=True)
 
 
 def resolution_inputs(session: Session, game_id: int, turn_id: int, *, lock: bool = False) -> tuple[object, ...]:
@@ -304,7 +318,8 @@ def resolution_inputs(session: Session, game_id: int, turn_id: int, *, lock: boo
     changed in between (`bot.games.deadline` works a turn out on a snapshot and writes it only if its
     inputs are still the same). `lock`: on PostgreSQL, the turn's row is locked (FOR UPDATE)
     for the rest of the transaction."""
-    return resolution_inputs_of(session, [(game_id, turn_id)], lock=lock)[turn_id]
+    params = {"game_id": game_id, "turn_id": turn_id}
+    return _grouped(session.execute(_INPUTS_ONE_LOCKED if lock else _INPUTS_ONE, params)).get(game_id, ())
 
 
 def resolution_inputs_of(
@@ -313,10 +328,16 @@ def resolution_inputs_of(
     """`resolution_inputs` of each (game id, turn id) of `turns` (one turn per game), read
     together: one query for them all. Turn id -> its inputs."""
     params = {"game_ids": sorted({g for g, _ in turns}), "turn_ids": sorted({t for _, t in turns})}
+    grouped = _grouped(session.execute(_INPUTS_LOCKED if lock else _INPUTS, params))
+    return {turn_id: grouped.get(game_id, ()) for game_id, turn_id in turns}
+
+
+def _grouped(rows: Iterable[Sequence[object]]) -> dict[object, tuple[object, ...]]:
+    """The rows of an inputs query by game id: game id -> ((what, [its rows' columns]), ...)."""
     grouped: dict[object, dict[object, list[tuple[object, ...]]]] = {}
-    for row in session.execute(_INPUTS_LOCKED if lock else _INPUTS, params):
+    for row in rows:
         grouped.setdefault(row[0], {}).setdefault(row[1], []).append(tuple(row[2:]))
-    return {turn_id: tuple(grouped.get(game_id, {}).items()) for game_id, turn_id in turns}
+    return {game_id: tuple(by_what.items()) for game_id, by_what in grouped.items()}
 
 
 # A seat's own orders: by mail, the GM's ORDER for it, or a robot seat's (filed as its turn opens).

@@ -2,7 +2,7 @@
 from the resolutions, then the reminders -- in one function, `run`, in the order it happens:
 
     run()
-    1 due       which turns are due: `turns.due_turns`, on a read-only snapshot of its own
+    1 due       which turns are due: `turns.due_ids`, on a read-only snapshot of its own
                 (`turns.is_due`: the deadline and grace passed, or every person's orders in
                 where the game resolves early; a WAIT holds the turn)
     2 outlook   each chunk of due turns read together on a snapshot (`work_out_due`): each
@@ -13,7 +13,8 @@ from the resolutions, then the reminders -- in one function, `run`, in the order
                 (`turns.work_out`: the turn, the NMR defaults and streaks, the next turn and its
                 robots' orders, and what every results letter says); the letters rendered from
                 that on the same snapshot (`_worked_out`: `bot.letters.turn.render`)
-    4 write     `_write`: the turn's own transaction, opened there; `turns.write_turn`
+    4 write     `_write`: the turn's own transaction, opened there; `turns.write_turn` (what
+                was worked out, as plain values: no object of the snapshot is written back)
     5 letters   the turn's letters queued in that same transaction (`letters.queue_rows`)
     6 archive   the turn published (`archive.publish`), after the commit
     7 send      `on_resolved()`: the service's sender starts on the turn's mail
@@ -50,7 +51,7 @@ from sqlalchemy.orm import Session, selectinload
 from bot import letters, store
 from bot.faults import CrashPoint
 from bot.games import archive, observers, reminders, seasons, seats, turns
-from bot.games.turns import TurnWrites
+from bot.games.turns import TurnKey, TurnWrites
 from bot.letters import turn as turn_letters
 from bot.letters.cache import DrawnPictures, LetterCache
 from bot.mail_out import queue as mailout
@@ -85,13 +86,14 @@ class Resolved:
 @dataclass(frozen=True, slots=True)
 class WorkedOut:
     """A due turn worked out on a snapshot: the inputs it was worked out from
-    (`store.resolution_inputs`), the game and turn as read (detached), what resolving it
-    writes, its letters rendered (outbox rows), and the pictures drawn for them. It pickles: a turn
-    worker sends it back to the service."""
+    (`store.resolution_inputs`), the turn as writing it needs it, when it stopped taking orders
+    if it waited for any (`_closes`), what resolving it writes, its letters rendered (outbox
+    rows), and the pictures drawn for them. Plain values, no ORM object: a turn worker sends it
+    back to the service, which writes it as it is or reads again what it must (`_write`)."""
 
     inputs: tuple[object, ...]
-    game: Game
-    turn: Turn
+    turn: TurnKey
+    closes: datetime | None
     writes: TurnWrites
     mails: mailout.NewRows
     pictures: DrawnPictures
@@ -141,7 +143,7 @@ def run(
     while rounds < limit_per_game and among != set():
         rounds += 1
         with shell.db.read() as session:  # 1 due
-            due = [(g.id, t.id) for g, t in turns.due_turns(session, shell.now(), pace=_pace(shell), among=among)]
+            due = turns.due_ids(session, shell.now(), pace=_pace(shell), among=among)
         if not due:
             break
         among = set()
@@ -155,7 +157,7 @@ def run(
                     resolved, new_turn = written
                     archive.publish(shell, [new_turn])  # 6 archive, now that it is committed
                     done.append(resolved)
-                    among.add(worked.game.id)  # its next turn may be due at once (nothing to wait for)
+                    among.add(worked.turn.game_id)  # its next turn may be due at once (nothing to wait for)
                     shell.faults.reached(CrashPoint.AFTER_RESOLVE)
                     if on_resolved is not None:  # 7 send
                         on_resolved()
@@ -209,9 +211,10 @@ def work_out_due(shell: Shell, due: Due) -> list[WorkedOut]:
                 continue
             if not turns.is_due(session, game, turn, shell.now(), pace=_pace(shell), subs=subs.get(turn_id, {})):
                 continue
+            key, closes = TurnKey.of(game, turn), _closes(game, turn)
             writes, mails, pictures = _worked_out(shell, session, game, turn, subs.get(turn_id, {}))
             shell.faults.reached(CrashPoint.WORKED_OUT)
-            worked.append(WorkedOut(inputs[turn_id], game, turn, writes, mails, pictures))
+            worked.append(WorkedOut(inputs[turn_id], key, closes, writes, mails, pictures))
     return worked
 
 
@@ -219,24 +222,28 @@ def _write(shell: Shell, worked: WorkedOut) -> tuple[Resolved, archive.NewTurn] 
     """Steps 4 and 5: write one turn worked out on a snapshot, with its letters, in a
     transaction of its own: as worked out if its inputs are unchanged, else worked out again
     here; None if it is no longer due."""
-    game, turn, writes, mails, pictures = worked.game, worked.turn, worked.writes, worked.mails, worked.pictures
+    key, closes, writes, mails, pictures = worked.turn, worked.closes, worked.writes, worked.mails, worked.pictures
     with shell.db.transaction() as session:
-        if store.resolution_inputs(session, game.id, turn.id, lock=True) != worked.inputs:
+        if store.resolution_inputs(session, key.game_id, key.turn_id, lock=True) == worked.inputs:
+            turns.write_turn(session, key, writes)
+        else:
             # An order, a GM command... came in meanwhile: worked out again, here. The seats
             # and their players in one query each, not one per seat.
-            now_game = session.get(Game, game.id, options=[selectinload(Game.seats).selectinload(Seat.player)])
-            now_turn = session.get(Turn, turn.id)
-            if now_game is None or now_turn is None or now_turn.resolved_at is not None:
+            game = session.get(Game, key.game_id, options=[selectinload(Game.seats).selectinload(Seat.player)])
+            turn = session.get(Turn, key.turn_id)
+            if game is None or turn is None or turn.resolved_at is not None:
                 return None
-            game, turn = now_game, now_turn
             subs = store.turn_submissions(session, turn)
             if not turns.is_due(session, game, turn, shell.now(), pace=_pace(shell), subs=subs):
                 return None
+            key, closes = TurnKey.of(game, turn), _closes(game, turn)
             writes, mails, pictures = _worked_out(shell, session, game, turn, subs)
-        resolved = Resolved(game.name, turn.number, _lateness(game, turn, shell.now()))
-        turns.write_turn(session, game, turn, writes)
+            turns.write_turn(session, key, writes)
+            turns.expire_written(session, game, turn)
         letters.queue_rows(session, mails)
-    return resolved, archive.NewTurn(game.id, turn.number, pictures)
+    return Resolved(key.game, key.number, _lateness(closes, shell.now())), archive.NewTurn(
+        key.game_id, key.number, pictures
+    )
 
 
 def _worked_out(
@@ -256,20 +263,38 @@ def _pace(shell: Shell) -> timedelta:
     return turns.practice_pace(shell.settings.practice)
 
 
-def _lateness(game: Game, turn: Turn, now: datetime) -> timedelta | None:
+def _closes(game: Game, turn: Turn) -> datetime | None:
+    """When `turn` stops taking orders, if it waits for any (a turn nobody orders in is never late)."""
     closing_at = turns.closing_time(game, turn)
-    if closing_at is None or now - closing_at <= LATE_AFTER:
+    if closing_at is None:
         return None
     rules = turns.rules_of(game)
-    return now - closing_at if rules.expected_players(rules.load_state(turn.state)) else None
+    return closing_at if rules.expected_players(rules.load_state(turn.state)) else None
+
+
+def _lateness(closes: datetime | None, now: datetime) -> timedelta | None:
+    """How late a turn that stopped taking orders at `closes` is resolved `now`, when over LATE_AFTER."""
+    return now - closes if closes is not None and now - closes > LATE_AFTER else None
 
 
 def _after_resolutions(shell: Shell, done: Sequence[Resolved]) -> None:
     """What follows from the turns resolved, in one transaction: the NMR-streak limits of their
     games, and the GM told of each turn resolved late (the service was down over its deadline)."""
     with shell.db.transaction() as session:
-        # The games with their seats and players in three queries, not one per game.
-        games = store.find_games(session, {r.game for r in done}, with_seats=True)
+        # The games with their seats and players in three queries, not one per game; only those
+        # where a seat missed a turn (the NMR limit acts on no other) or a turn was late.
+        names = sorted({r.game for r in done})
+        missed: set[str] = set()
+        for start in range(0, len(names), 500):
+            missed.update(
+                session.scalars(
+                    select(Game.name)
+                    .join(Seat, Seat.game_id == Game.id)
+                    .where(Game.name.in_(names[start : start + 500]), Seat.nmr_streak > 0)
+                    .distinct()
+                )
+            )
+        games = store.find_games(session, missed | {r.game for r in done if r.late is not None}, with_seats=True)
         for name in sorted(games):
             seats.enforce_nmr_limit(shell, session, games[name])
         for r in done:
@@ -290,6 +315,7 @@ def resolve_writes(shell: Shell, session: Session, game: Game, turn: Turn) -> tu
     """`resolve_now`, returning all it wrote (the orders a ROLLBACK kept: `TurnWrites.recheck`)."""
     writes, mails, pictures = _worked_out(shell, session, game, turn, store.turn_submissions(session, turn))
     shell.faults.reached(CrashPoint.WORKED_OUT)  # worked out in the caller's transaction, nothing written
-    turns.write_turn(session, game, turn, writes)
+    turns.write_turn(session, TurnKey.of(game, turn), writes)
+    turns.expire_written(session, game, turn)
     letters.queue_rows(session, mails)
     return writes, archive.NewTurn(game.id, turn.number, pictures)

@@ -21,7 +21,7 @@ ROLLBACK keeps the reopened turn's robot orders (the same numbers give the same 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from datetime import datetime
 
 from sqlalchemy import select
@@ -168,24 +168,11 @@ def refile(session: Session, rules: AnyGame, game: Game, turn: Turn, state: Game
     return len(rows)
 
 
-def file_next(session: Session, game_id: int, number: int, rows: Iterable[Mapping[str, object]]) -> None:
-    """File `rows` (`orders_for` of a turn inserted without its object: the tick's next turn)
-    for turn `number` of the game."""
-    rows = list(rows)
-    if not rows:
-        return
-    turn_id = session.scalar(select(Turn.id).where(Turn.game_id == game_id, Turn.number == number))
-    for row in rows:
-        session.add(OrderSubmission(turn_id=turn_id, **row))
-    session.flush()
-
-
 __all__ = [
     "ROBOT",
     "ROBOT_ADDRESS",
     "ROBOT_NAME",
     "add_robot",
-    "file_next",
     "file_orders",
     "level_of",
     "orders_for",

@@ -20,8 +20,9 @@ import secrets as pysecrets
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import cast
 
-from sqlalchemy import insert, inspect, select, update
+from sqlalchemy import Select, Table, bindparam, insert, inspect, select, update
 from sqlalchemy.orm import Session, selectinload
 
 from bot import dice, outlook, store
@@ -424,7 +425,7 @@ class TurnWrites:
     outcome: Outcome
     resolved: Mapping[str, object]  # the resolved turn's new columns
     finished_at: datetime | None  # the game ends with this turn
-    streaks: Mapping[int, int]  # seat id -> its NMR streak after the turn
+    streaks: Mapping[int, int]  # seat id -> its NMR streak after the turn, where it changes
     defaults: tuple[Mapping[str, object], ...]  # the order submissions the NMR defaults are filed as
     next_turn: Mapping[str, object] | None  # the turn opened after it
     letters: TurnLetters | None  # what its letters say (`bot.letters.turn.render`); None once rendered
@@ -454,8 +455,8 @@ def _defaults_and_streaks(
     game: Game, rules: AnyGame, turn: Turn, outcome: Outcome, now: datetime
 ) -> tuple[list[Mapping[str, object]], dict[int, int]]:
     """The submission row of each seat's default (where it came from, its orders as the game
-    writes them), and each seat's NMR streak after the turn: one more for a default (none on
-    VACATION), none for orders sent."""
+    writes them), and each seat's NMR streak after the turn where it changes: one more for a
+    default (none on VACATION), none for orders sent."""
     defaults: list[Mapping[str, object]] = []
     streaks: dict[int, int] = {}
     for name in outcome.defaulted:
@@ -479,7 +480,10 @@ def _defaults_and_streaks(
         seat = store.seat_named(game, name)
         if seat is not None and name not in outcome.defaulted:
             streaks[seat.id] = 0
-    return defaults, streaks
+    # A streak that stays as it is is not written (the write checks first that no seat changed
+    # since this was worked out: `store.resolution_inputs`).
+    unchanged = {seat.id for seat in game.seats if streaks.get(seat.id) == seat.nmr_streak}
+    return defaults, {seat_id: streak for seat_id, streak in streaks.items() if seat_id not in unchanged}
 
 
 def _recheck_carried(
@@ -636,40 +640,80 @@ def _turn_before(session: Session, game: Game, rules: AnyGame, turn: Turn) -> sh
     return sheets.TurnBefore(prev, outcome.resolution.state, outcome)
 
 
-def write_turn(session: Session, game: Game, turn: Turn, writes: TurnWrites) -> None:
+@dataclass(frozen=True, slots=True)
+class TurnKey:
+    """The turn resolved, as writing it needs it (`write_turn`): plain values, no ORM object
+    (a turn worker sends it back to the service with what it worked out)."""
+
+    game_id: int
+    game: str  # the game's name
+    turn_id: int
+    number: int
+    label: str
+    secret: str | None
+
+    @classmethod
+    def of(cls, game: Game, turn: Turn) -> TurnKey:
+        return cls(game.id, game.name, turn.id, turn.number, turn.label, turn.secret)
+
+
+# The tables `write_turn` writes with plain statements, made once (building a statement costs
+# more than running it; bench: deadline).
+_TURN = cast(Table, Turn.__table__)
+_GAME = cast(Table, Game.__table__)
+_SEAT = cast(Table, Seat.__table__)
+_SUBMISSION = cast(Table, OrderSubmission.__table__)
+_RESOLVE = update(_TURN).where(_TURN.c.id == bindparam("turn_id"))
+_FINISH = (
+    update(_GAME)
+    .where(_GAME.c.id == bindparam("game_id"))
+    .values(status=GameStatus.FINISHED.value, finished_at=bindparam("at"), finishes=_GAME.c.finishes + 1)
+)
+_STREAK = update(_SEAT).where(_SEAT.c.id == bindparam("seat_id")).values(nmr_streak=bindparam("streak"))
+_FILE = insert(_SUBMISSION)
+_OPEN = insert(_TURN).returning(_TURN.c.id)
+
+
+def write_turn(session: Session, turn: TurnKey, writes: TurnWrites) -> None:
     """Write what `work_out` worked out for `turn`, but its letters (rendered and queued by
-    the caller in the same transaction: `bot.games.deadline`): a statement per table, by primary
-    key (the objects need not be loaded in `session`: the deadline writes a turn worked out on a
-    snapshot). Where they are, they are expired, to be read back as written."""
-    session.execute(update(Turn).where(Turn.id == turn.id).values(**writes.resolved))
+    the caller in the same transaction: `bot.games.deadline`): plain statements by primary key,
+    the rows of one table in one executemany, and on PostgreSQL the turn, its commitment
+    revealed, the next turn and its commitment in one statement (`_at_once`); no object is
+    loaded, added or flushed (the deadline writes a turn worked out on a snapshot). A caller
+    that holds the game's objects in `session` expires them after (`expire_written`), to read
+    them back as written."""
+    resolved_at = writes.resolved["resolved_at"]
+    assert isinstance(resolved_at, datetime)
+    next_id: int | None = None
+    if session.get_bind().dialect.name == "postgresql":
+        next_id = _write_at_once(session, turn, writes, resolved_at)
+    else:
+        session.execute(_RESOLVE, {**writes.resolved, "turn_id": turn.turn_id})
+        if turn.secret is not None:  # the results reveal it: so does the game's commitment log
+            dice.reveal(session, turn.game_id, turn.number, turn.secret, resolved_at, CommitmentFate.RESOLVED)
+        if writes.opening is not None:
+            dice.write_entry(session, writes.opening)
+        if writes.next_turn is not None:
+            next_id = session.execute(_OPEN, dict(writes.next_turn)).scalar_one()
     if writes.finished_at is not None:
-        session.execute(
-            update(Game)
-            .where(Game.id == game.id)
-            .values(status=GameStatus.FINISHED, finished_at=writes.finished_at, finishes=Game.finishes + 1)
-        )
+        session.execute(_FINISH, {"game_id": turn.game_id, "at": writes.finished_at})
     if writes.rating_writes is not None:
         ratings.write(session, writes.rating_writes)
     if writes.streaks:
-        session.execute(
-            update(Seat), [{"id": seat_id, "nmr_streak": streak} for seat_id, streak in writes.streaks.items()]
-        )
+        session.execute(_STREAK, [{"seat_id": seat_id, "streak": streak} for seat_id, streak in writes.streaks.items()])
     if writes.defaults:
-        session.execute(insert(OrderSubmission), [dict(row) for row in writes.defaults])
-    if turn.secret is not None:  # the results reveal it: so does the game's commitment log
-        revealed_at = writes.resolved["resolved_at"]
-        assert isinstance(revealed_at, datetime)
-        dice.reveal(session, game.id, turn.number, turn.secret, revealed_at, CommitmentFate.RESOLVED)
-    if writes.next_turn is not None:
-        session.execute(insert(Turn), [dict(writes.next_turn)])
-        robots.file_next(session, game.id, int(str(writes.next_turn["number"])), [*writes.robots, *writes.carried])
+        session.execute(_FILE, [dict(row) for row in writes.defaults])
+    filed = [*writes.robots, *writes.carried]  # on file as the next turn opens
+    if next_id is not None and writes.next_turn is not None and filed:
+        session.execute(_FILE, [{**row, "turn_id": next_id} for row in filed])
     if writes.recheck.withdrawn:  # the audit log keeps what was withdrawn, as it keeps a ROLLBACK's
-        withdrawn_at = writes.resolved["resolved_at"]
-        assert isinstance(withdrawn_at, datetime)
+        withdrawn_at = resolved_at
+        game = session.get(Game, turn.game_id)
+        assert game is not None
         done_by_the_bot(
             session,
             game,
-            f"{AUDIT_COMMAND} {game.name} {turn.label}",
+            f"{AUDIT_COMMAND} {turn.game} {turn.label}",
             "; ".join(f"{w.kept.seat}: {w.kept.text!r} withdrawn" for w in writes.recheck.withdrawn),
             withdrawn_at,
             via="deadline",
@@ -680,18 +724,73 @@ def write_turn(session: Session, game: Game, turn: Turn, writes: TurnWrites) -> 
                 "refiled": [r.kept.to_json() for r in writes.recheck.refiled],
             },
         )
-    if writes.opening is not None:
-        dice.write_entry(session, writes.opening)
-    for obj in (turn, game, *game.seats):
-        if inspect(obj).session is session:
-            session.expire(obj)
     log.info(
         "game %s: resolved %s; defaulted: %s%s",
-        game.name,
+        turn.game,
         turn.label,
         ", ".join(writes.outcome.defaulted) or "nobody",
         "; game over" if writes.next_turn is None else "",
     )
+
+
+# `_at_once` statements, by what they write: (the turn's columns, whether its commitment is
+# revealed, the next turn's columns, its commitment's).
+_AT_ONCE: dict[tuple[tuple[str, ...], bool, tuple[str, ...], tuple[str, ...]], Select[int]] = {}
+
+
+def _write_at_once(session: Session, turn: TurnKey, writes: TurnWrites, resolved_at: datetime) -> int:
+    """PostgreSQL: the turn's columns, its commitment revealed (a turn with dice), the next turn
+    opened and its commitment appended, in one statement (`_at_once`); the next turn's id (with
+    no next turn: the turn's own)."""
+    opened = dict(writes.next_turn) if writes.next_turn is not None else {}
+    entry = writes.opening.row() if writes.opening is not None else {}
+    statement = _at_once(tuple(writes.resolved), turn.secret is not None, tuple(opened), tuple(entry))
+    params: dict[str, object] = {"turn_id": turn.turn_id}
+    params.update({f"resolved_{key}": value for key, value in writes.resolved.items()})
+    params.update({f"opened_{key}": value for key, value in opened.items()})
+    params.update({f"entry_{key}": value for key, value in entry.items()})
+    if turn.secret is not None:  # the results reveal it: so does the game's commitment log
+        params.update(dice.reveal_params(turn.game_id, turn.number, turn.secret, resolved_at, CommitmentFate.RESOLVED))
+    return session.execute(statement, params).scalar_one()
+
+
+def _at_once(resolved: tuple[str, ...], reveal: bool, opened: tuple[str, ...], entry: tuple[str, ...]) -> Select[int]:
+    """One statement (PostgreSQL's data-modifying WITH) of `write_turn`'s: the turn's `resolved`
+    columns (``resolved_<column>``, by ``turn_id``); with `reveal`, its commitment revealed
+    (`bot.dice.REVEAL`'s parameters); the next turn's row of `opened` columns
+    (``opened_<column>``) and its commitment's row of `entry` columns (``entry_<column>``), where
+    given. Made once for each shape; it selects the next turn's id (none opened: the turn's).
+    Each part writes other rows than the others, as PostgreSQL requires of one statement."""
+    key = (resolved, reveal, opened, entry)
+    statement = _AT_ONCE.get(key)
+    if statement is None:
+        done = (
+            update(_TURN)
+            .where(_TURN.c.id == bindparam("turn_id"))
+            .values({c: bindparam(f"resolved_{c}", type_=_TURN.c[c].type) for c in resolved})
+            .returning(_TURN.c.id)
+            .cte("resolved")
+        )
+        parts = [dice.REVEAL.cte("revealed")] if reveal else []
+        if entry:
+            values = {c: bindparam(f"entry_{c}", type_=dice.LOG.c[c].type) for c in entry}
+            parts.append(insert(dice.LOG).values(values).cte("entry"))
+        if opened:
+            values = {c: bindparam(f"opened_{c}", type_=_TURN.c[c].type) for c in opened}
+            new = insert(_TURN).values(values).returning(_TURN.c.id).cte("opened")
+            statement = select(new.c.id).add_cte(done, *parts)
+        else:
+            statement = select(done.c.id).add_cte(*parts)
+        _AT_ONCE[key] = statement
+    return statement
+
+
+def expire_written(session: Session, game: Game, turn: Turn) -> None:
+    """`game`, its seats and `turn`, where `session` holds them, expired after `write_turn`: read
+    back as written (what `work_out` changed of them in memory is dropped, never flushed)."""
+    for obj in (turn, game, *game.seats):
+        if inspect(obj).session is session:
+            session.expire(obj)
 
 
 def queue_seat_mail(
@@ -739,25 +838,42 @@ def may_be_due(
     return early and people_in and (soonest is None or now >= soonest)
 
 
-def due_turns(
+def due_ids(
     session: Session, now: datetime, *, pace: timedelta, among: Collection[int] | None = None
-) -> list[tuple[Game, Turn]]:
-    """Every active game's open turn that is due now (`among`: of these games only). A few
-    queries in all, not a few per game (bench: deadline), and a turn that cannot be due is
-    passed over on its columns alone, its state never read (`may_be_due`; bench.practice: the
-    tick's cost per live game that waits stays flat)."""
+) -> list[tuple[int, int]]:
+    """Every active game's open turn that is due now (`among`: of these games only), as (game id,
+    turn id), by game. A few queries in all, not a few per game (bench: deadline): a turn past
+    its closing time is due on its columns alone (`is_due` says so for any such turn), a turn
+    that cannot be due is passed over on them too (`may_be_due`; bench.practice: the tick's cost
+    per live game that waits stays flat), and only a turn that may resolve early before its
+    closing time is read whole, with its game and submissions, for `is_due`."""
     open_turns = [Game.status == GameStatus.ACTIVE, Turn.resolved_at.is_(None)]
     if among is not None:
         open_turns.append(Game.id.in_(among))
     heads = session.execute(
-        select(Turn.id, Turn.deadline, Turn.opened_at, Game.grace_minutes, Game.early_resolution, Game.practice)
+        select(
+            Turn.id,
+            Turn.game_id,
+            Turn.deadline,
+            Turn.opened_at,
+            Game.grace_minutes,
+            Game.early_resolution,
+            Game.practice,
+        )
         .join(Game, Game.id == Turn.game_id)
         .where(*open_turns)
     ).all()
-    people_in = people_submitted(session, [head.id for head in heads])
+    due: list[tuple[int, int]] = []
+    early = []
+    for head in heads:
+        if head.deadline is not None and now >= as_utc(head.deadline) + timedelta(minutes=head.grace_minutes):
+            due.append((head.game_id, head.id))  # closed: due (`is_due`), whatever its state
+        elif head.early_resolution:
+            early.append(head)
+    people_in = people_submitted(session, [head.id for head in early])
     wanted = [
         head.id
-        for head in heads
+        for head in early
         if may_be_due(
             head.deadline,
             head.grace_minutes,
@@ -767,17 +883,31 @@ def due_turns(
             now,
         )
     ]
+    rows = _games_and_turns(session, wanted)
+    subs = store.turns_submissions(session, [t.id for _, t in rows])
+    due += [(g.id, t.id) for g, t in rows if is_due(session, g, t, now, pace=pace, subs=subs.get(t.id, {}))]
+    return sorted(due)
+
+
+def due_turns(
+    session: Session, now: datetime, *, pace: timedelta, among: Collection[int] | None = None
+) -> list[tuple[Game, Turn]]:
+    """`due_ids`, read: each due turn with its game (and the game's seats), by game."""
+    return _games_and_turns(session, [turn_id for _, turn_id in due_ids(session, now, pace=pace, among=among)])
+
+
+def _games_and_turns(session: Session, turn_ids: Sequence[int]) -> list[tuple[Game, Turn]]:
+    """The turns `turn_ids` with their games (and the games' seats), by game: one query per 500."""
     rows: list[tuple[Game, Turn]] = []
-    for start in range(0, len(wanted), 500):
+    for start in range(0, len(turn_ids), 500):
         rows += [
             (game, turn)
             for game, turn in session.execute(
                 select(Game, Turn)
                 .join(Turn, Turn.game_id == Game.id)
-                .where(Turn.id.in_(wanted[start : start + 500]))
+                .where(Turn.id.in_(turn_ids[start : start + 500]))
                 .options(selectinload(Game.seats))
             )
         ]
-    rows.sort(key=lambda row: row[0].id)
-    subs = store.turns_submissions(session, [t.id for _, t in rows])
-    return [(g, t) for g, t in rows if is_due(session, g, t, now, pace=pace, subs=subs.get(t.id, {}))]
+    rows.sort(key=lambda row: (row[0].id, row[1].id))
+    return rows

@@ -11,7 +11,7 @@ The worker runs the same `work_out_due`, on a Shell of its own built by the comp
 templates, read again when the service reloads them, and the service's clock reading at the
 moment it handed the chunk on), so it changes where a turn is
 worked out, never what: the service writes what comes back exactly as it writes what it worked
-out itself, only if the turn's inputs are unchanged (`turns._write_worked_out`). Nothing is
+out itself, only if the turn's inputs are unchanged (`bot.games.deadline`'s write step). Nothing is
 written in the worker, so a worker that dies loses nothing: the turns it had are worked out in
 the service's process, and so is every later one (`WorkerPool`, logged once).
 """

@@ -11,9 +11,11 @@ never use one; closing the app ends it; one started ahead of the tick is the one
 
 from __future__ import annotations
 
+import io
 import itertools
 import logging
 import os
+import pickle
 import re
 import shutil
 import signal
@@ -271,6 +273,32 @@ def test_a_worker_that_dies_costs_no_turn_and_resolves_none_twice(
         results = session.scalars(select(Outbox.recipient).where(Outbox.kind == "results")).all()
     assert sorted(resolved) == sorted((name, n) for name in names for n in (1, 2, 3))
     assert Counter(results) == {f"{name}-p{i}@example.org": 3 for name in names for i in range(5)}
+
+
+class NoObjects(pickle.Pickler):
+    """Pickles as the worker's pipe does, and fails on any ORM object met on the way."""
+
+    def persistent_id(self, obj: object) -> None:
+        if hasattr(type(obj), "_sa_class_manager"):  # an instance of a mapped class
+            raise AssertionError(f"an ORM object in what the worker sends back: {type(obj).__name__}")
+
+
+def test_a_worked_out_turn_is_sent_back_as_plain_values(tmp_path: Path, apps: list[TestApp]) -> None:
+    """What the worker sends back of each turn pickles with no object of its snapshot in it (no
+    game, seat, player or turn to rebuild in the service, which writes by id and reads again
+    what it must), and is written as it is: every turn resolved."""
+    app = make_app(settings_for(tmp_path, fresh_database("sqlite", tmp_path)), worker=False)
+    apps.append(app)
+    names = start_games(app)
+    mail_some_orders(app, 0)
+    app.clock.advance(hours=25)
+    with app.db.read() as session:
+        due = turns.due_ids(session, app.clock.now(), pace=turns.practice_pace(app.settings.practice))
+    worked = deadline.work_out_due(app.shell, due)
+    assert [one.turn.game for one in worked] == names
+    for one in worked:
+        NoObjects(io.BytesIO()).dump(one)
+    assert sorted(app.service.tick()) == sorted((name, 1) for name in names)
 
 
 def test_a_tick_of_one_chunk_is_worked_out_in_the_service(tmp_path: Path, apps: list[TestApp]) -> None:
