@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 
 from bot.clock import Clock, as_utc
 from bot.db import Database
@@ -37,4 +38,11 @@ class Shell:
         return (self.settings.secrets.site_secret, *self.settings.secrets.previous_secrets)
 
     def reply_address(self, game: str, seat: str, salt: str = "") -> str:
-        return signed_address(self.settings.bot.address, self.settings.secrets.site_secret, game, seat, salt)
+        """The signed reply address of `seat` in `game` (`bot.mail_in.auth.signed_address`) under
+        the secret in force: signed once a process for each seat, since a seat's mail carries it
+        twice (its Reply-To and its one-tap links) and the same seat is mailed every turn."""
+        return _signed_address(self.settings.bot.address, self.settings.secrets.site_secret, game, seat, salt)
+
+
+# By value: the bot's address and the secret are in the key, so a reloaded setting signs anew.
+_signed_address = lru_cache(maxsize=4096)(signed_address)

@@ -12,8 +12,10 @@ None for a player who turned the calendar off (``CALENDAR OFF``, `Player.calenda
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from datetime import datetime
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from bot.clock import as_utc
@@ -23,7 +25,8 @@ from bot.mail_out.calendar import (
     REQUEST,
     DeadlineEvent,
     Sender,
-    event_uid,
+    attendee_part,
+    event_uid_of,
     part,
     reminder_marks,
     resolved_early,
@@ -48,27 +51,82 @@ def turn_event(
     sequence: int | None = None,
 ) -> DeadlineEvent | None:
     """The deadline of `turn` as `seat`'s holder gets it; None when the turn has no deadline."""
+    shared = shared_event(sender, now, game, turn, seat.player.timezone, method=method, sequence=sequence)
+    if shared is None:
+        return None
+    return dataclasses.replace(shared, attendee=seat.player.address, attendee_name=seat.player.name)
+
+
+def shared_event(
+    sender: Sender,
+    now: datetime,
+    game: Game,
+    turn: Turn,
+    zone: str,
+    *,
+    method: str = REQUEST,
+    sequence: int | None = None,
+) -> DeadlineEvent | None:
+    """The deadline of `turn` without its attendee, as the holders of its seats in `zone` get it
+    (`_turn_event`: made once for them); None when the turn has no deadline."""
     deadline = timing(game, turn).due
     if deadline is None:
         return None
-    zone = seat.player.timezone
-    shown = format_local(deadline, zone)
     base = turn.calendar_sequence or 0  # a turn not yet inserted (the next one) has None
-    facts = {"game": game.name, "label": turn.label, "due": shown, "zone": zone, "cancel": method == CANCEL}
-    summary = say("calendar_summary", **facts)
-    description = say("calendar_description", **facts)
-    alarms = tuple(mark for mark in reminder_marks(game.reminder_spec) if deadline - mark > as_utc(now))
+    return _turn_event(
+        sender,
+        now,
+        game.id,
+        game.name,
+        game.reminder_spec,
+        turn.number,
+        turn.label,
+        deadline,
+        zone,
+        method,
+        sequence if sequence is not None else base + (1 if method == CANCEL else 0),
+    )
+
+
+def _seat_part(
+    sender: Sender, now: datetime, game: Game, turn: Turn, seat: Seat, filename: str, *, method: str = REQUEST
+) -> CalendarPart | None:
+    """The calendar object of `turn`'s deadline to `seat`'s holder (`turn_event`), its text but
+    the attendee written once for the seats of the turn."""
+    player = seat.player
+    shared = shared_event(sender, now, game, turn, player.timezone, method=method)
+    return attendee_part(shared, player.address, player.name, filename) if shared is not None else None
+
+
+@lru_cache(maxsize=256)
+def _turn_event(
+    sender: Sender,
+    now: datetime,
+    game_id: int,
+    game: str,
+    reminder_spec: str,
+    number: int,
+    label: str,
+    deadline: datetime,
+    zone: str,
+    method: str,
+    sequence: int,
+) -> DeadlineEvent:
+    """A turn's deadline event without its attendee, as the holders of its seats in `zone` get it."""
+    shown = format_local(deadline, zone)
+    facts = {"game": game, "label": label, "due": shown, "zone": zone, "cancel": method == CANCEL}
+    alarms = tuple(mark for mark in reminder_marks(reminder_spec) if deadline - mark > as_utc(now))
     return DeadlineEvent(
-        uid=event_uid(game, turn.number, sender.domain),
-        sequence=sequence if sequence is not None else base + (1 if method == CANCEL else 0),
+        uid=event_uid_of(game_id, game, number, sender.domain),
+        sequence=sequence,
         stamp=now,
         deadline=deadline,
-        summary=summary,
-        description=description,
+        summary=say("calendar_summary", **facts),
+        description=say("calendar_description", **facts),
         organizer=sender.address,
         organizer_name=sender.name,
-        attendee=seat.player.address,
-        attendee_name=seat.player.name,
+        attendee="",
+        attendee_name="",
         alarms=alarms,
         method=method,
     )
@@ -96,18 +154,19 @@ def seat_parts(
         return ()
     parts: list[CalendarPart] = []
     if template in ("turn_sheet", "results") and turn is not None and seat.name in rules.expected_players(state):
-        event = turn_event(sender, now, game, turn, seat)
-        if event is not None:
-            parts.append(part(event, f"{game.name}-turn-{turn.number}.ics"))
+        opened = _seat_part(sender, now, game, turn, seat, f"{game.name}-turn-{turn.number}.ics")
+        if opened is not None:
+            parts.append(opened)
     if (
         template in ("results", "final")
         and resolved is not None
         and seat.name in resolved_seats
         and resolved_early(resolved)
     ):
-        event = turn_event(sender, now, game, resolved, seat, method=CANCEL)
-        if event is not None:
-            parts.append(part(event, f"{game.name}-turn-{resolved.number}-cancelled.ics"))
+        name = f"{game.name}-turn-{resolved.number}-cancelled.ics"
+        cancelled = _seat_part(sender, now, game, resolved, seat, name, method=CANCEL)
+        if cancelled is not None:
+            parts.append(cancelled)
     return tuple(parts)
 
 

@@ -123,15 +123,31 @@ def _duration(before: timedelta) -> str:
 
 
 def to_ics(event: DeadlineEvent) -> str:
-    """The whole iCalendar object of `event`: CRLF line ends, folded lines. Its lines but the
-    ATTENDEE are written once for the attendees of one event (`_shared_lines`: a turn's
-    deadline goes to each seat of it alike), so a seat's object costs its own line."""
-    before, after = _shared_lines(dataclasses.replace(event, attendee="", attendee_name=""))
-    attendee = fold(
-        f"ATTENDEE;CN={_param(event.attendee_name)};ROLE=REQ-PARTICIPANT;PARTSTAT=NEEDS-ACTION;RSVP=FALSE:"
-        f"mailto:{event.attendee}"
+    """The whole iCalendar object of `event`: CRLF line ends, folded lines (`attendee_ics`)."""
+    shared = dataclasses.replace(event, attendee="", attendee_name="")
+    return attendee_ics(shared, event.attendee, event.attendee_name)
+
+
+def attendee_ics(shared: DeadlineEvent, attendee: str, attendee_name: str) -> str:
+    """The iCalendar object of `shared` (an event without its attendee) with `attendee` for its
+    attendee: its lines but the ATTENDEE are written once for the attendees of one event
+    (`_shared_lines`: a turn's deadline goes to each seat of it alike), and each attendee's line
+    once for that attendee (`_attendee_line`), so a seat's object costs the joining of three."""
+    before, after = _shared_lines(shared)
+    return f"{before}{_attendee_line(attendee, attendee_name)}{after}"
+
+
+@lru_cache(maxsize=4096)
+def _attendee_line(attendee: str, attendee_name: str) -> str:
+    """The folded ATTENDEE line of an object to `attendee`, with its CRLF."""
+    return fold(_attendee(attendee, attendee_name)) + "\r\n"
+
+
+def _attendee(attendee: str, attendee_name: str) -> str:
+    """The ATTENDEE content line: the recipient alone, nothing to answer."""
+    return (
+        f"ATTENDEE;CN={_param(attendee_name)};ROLE=REQ-PARTICIPANT;PARTSTAT=NEEDS-ACTION;RSVP=FALSE:mailto:{attendee}"
     )
-    return f"{before}{attendee}\r\n{after}"
 
 
 @lru_cache(maxsize=256)
@@ -159,8 +175,7 @@ def _lines(event: DeadlineEvent) -> list[str]:
         f"SUMMARY:{escape_text(event.summary)}",
         f"DESCRIPTION:{escape_text(event.description)}",
         f"ORGANIZER;CN={_param(event.organizer_name)}:mailto:{event.organizer}",
-        f"ATTENDEE;CN={_param(event.attendee_name)};ROLE=REQ-PARTICIPANT;PARTSTAT=NEEDS-ACTION;RSVP=FALSE:"
-        f"mailto:{event.attendee}",
+        _attendee(event.attendee, event.attendee_name),
         f"STATUS:{'CANCELLED' if cancel else 'CONFIRMED'}",
         "TRANSP:TRANSPARENT",
     ]
@@ -181,12 +196,22 @@ def part(event: DeadlineEvent, filename: str) -> CalendarPart:
     return CalendarPart(event.method, to_ics(event), filename)
 
 
+def attendee_part(shared: DeadlineEvent, attendee: str, attendee_name: str, filename: str) -> CalendarPart:
+    """`part` of `shared` (an event without its attendee) with `attendee` for its attendee (`attendee_ics`)."""
+    return CalendarPart(shared.method, attendee_ics(shared, attendee, attendee_name), filename)
+
+
 # -- a turn's event ----------------------------------------------------------------------------
 
 
 def event_uid(game: Game, number: int, domain: str) -> str:
     """One UID per game and turn (the game's id too: a later game may take a finished one's name)."""
-    return f"deadline-{game.id}-{game.name}-turn-{number}@{domain}"
+    return event_uid_of(game.id, game.name, number, domain)
+
+
+def event_uid_of(game_id: int, game: str, number: int, domain: str) -> str:
+    """`event_uid` of the game with id `game_id` and name `game`."""
+    return f"deadline-{game_id}-{game}-turn-{number}@{domain}"
 
 
 @lru_cache(maxsize=256)
@@ -226,8 +251,11 @@ __all__ = [
     "REQUEST",
     "DeadlineEvent",
     "Sender",
+    "attendee_ics",
+    "attendee_part",
     "escape_text",
     "event_uid",
+    "event_uid_of",
     "fold",
     "part",
     "reminder_marks",

@@ -16,11 +16,12 @@ import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from email import policy, quoprimime
 from email.headerregistry import Address, BaseHeader, HeaderRegistry
 from email.message import EmailMessage
 from email.utils import format_datetime
+from functools import lru_cache
 from typing import Any
 
 from bot import dkim
@@ -143,20 +144,27 @@ def _address(recipient: Recipient) -> Address:
 
 
 _SIMPLE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_@+")
-_ENCODED_IMAGES: dict[int, tuple[bytes, str]] = {}
+_ENCODED_IMAGES: dict[bytes, str] = {}
 
 
 def _base64_lines(data: bytes) -> str:
-    """`data` in base64, 76-character CRLF lines; memoised by object, since one turn's
-    picture rides in every mail of the turn."""
-    import base64
-
-    entry = _ENCODED_IMAGES.get(id(data))
-    if entry is None or entry[0] is not data:
+    """`data` in base64, 76-character CRLF lines (as ``base64.encodebytes`` writes them, with
+    CRLF); kept by content, since one turn's picture rides in every mail of the turn."""
+    found = _ENCODED_IMAGES.get(data)
+    if found is None:
         if len(_ENCODED_IMAGES) > 256:
             _ENCODED_IMAGES.clear()
-        entry = _ENCODED_IMAGES[id(data)] = (data, base64.encodebytes(data).decode("ascii").replace("\n", "\r\n"))
-    return entry[1]
+        found = _ENCODED_IMAGES[data] = _base64(data)
+    return found
+
+
+def _base64(data: bytes) -> str:
+    """`data` in base64, each 57 octets a 76-character line ending in CRLF, as
+    ``base64.encodebytes(data)`` with its line ends made CRLF, written by one call to binascii."""
+    encoded = binascii.b2a_base64(data, newline=False).decode("ascii")
+    if not encoded:
+        return ""
+    return "\r\n".join([encoded[i : i + 76] for i in range(0, len(encoded), 76)]) + "\r\n"
 
 
 def _make_alternative(msg: EmailMessage, html: HtmlBody | None, calendars: tuple[CalendarPart, ...] = ()) -> None:
@@ -169,87 +177,98 @@ def _make_alternative(msg: EmailMessage, html: HtmlBody | None, calendars: tuple
     deadline. Encodings: quoted-printable (binascii, in C) for text and HTML, base64 for
     images and calendar objects.
     """
-    content_type, body = _body(str(msg.get_payload()), html, calendars)
+    text_crlf = str(msg.get_payload()).replace("\r\n", "\n").replace("\n", "\r\n")
+    content_type, parts = _body(text_crlf, html, calendars)
     del msg["Content-Type"]
     del msg["Content-Transfer-Encoding"]
     msg["Content-Type"] = content_type
     # A multipart whose payload is a string is written as it is (email.generator).
-    msg.set_payload(body)
+    msg.set_payload("".join(parts))
 
 
 _ALTERNATIVE, _RELATED, _MIXED = "=_flagman_alternative_=", "=_flagman_related_=", "=_flagman_mixed_="
+_NL = "\r\n"
+# The multipart skeleton: fixed boundaries (RFC 2046 5.1.1 only asks that no line of the content
+# starts with them, and no quoted-printable or base64 line can start with "--=_"), so each
+# delimiter and the headers of the fixed parts are the same text in every mail.
+_ALTERNATIVE_TYPE = f'multipart/alternative; boundary="{_ALTERNATIVE}"'
+_MIXED_TYPE = f'multipart/mixed; boundary="{_MIXED}"'
+_TEXT_PART = (
+    f'--{_ALTERNATIVE}{_NL}Content-Type: text/plain; charset="utf-8"{_NL}'
+    f"Content-Transfer-Encoding: quoted-printable{_NL}{_NL}"
+)
+_HTML_PARTS = (
+    f'{_NL}--{_ALTERNATIVE}{_NL}Content-Type: multipart/related; boundary="{_RELATED}";{_NL} type="text/html"{_NL}{_NL}'
+    f'--{_RELATED}{_NL}Content-Type: text/html; charset="utf-8"{_NL}Content-Transfer-Encoding: quoted-printable{_NL}{_NL}'
+)
+_RELATED_END = f"{_NL}--{_RELATED}--{_NL}"
+_ALTERNATIVE_NEXT, _ALTERNATIVE_END = f"{_NL}--{_ALTERNATIVE}{_NL}", f"{_NL}--{_ALTERNATIVE}--{_NL}"
+_MIXED_START = f"--{_MIXED}{_NL}Content-Type: {_ALTERNATIVE_TYPE}{_NL}{_NL}"
+_MIXED_NEXT, _MIXED_END = f"{_NL}--{_MIXED}{_NL}", f"{_NL}--{_MIXED}--{_NL}"
 
 
 def _calendar_entity(calendar: CalendarPart, *, attachment: bool) -> str:
     """One text/calendar body part (RFC 6047 2.4: its METHOD in the Content-Type too), its
     headers and base64 content (the object's CRLF lines kept exactly)."""
-    import base64
+    return _calendar_head(calendar.method, calendar.filename, attachment) + _base64(calendar.ics.encode("utf-8"))
 
-    if not (calendar.method.isalpha() and calendar.method.isascii() and set(calendar.filename) <= _SIMPLE):
-        raise ValueError(f"calendar part names must be plain: {calendar.method!r}, {calendar.filename!r}")
-    nl = "\r\n"
+
+@lru_cache(maxsize=256)
+def _calendar_head(method: str, filename: str, attachment: bool) -> str:
+    """The headers of a text/calendar body part and the blank line after them (`_calendar_entity`)."""
+    if not (method.isalpha() and method.isascii() and set(filename) <= _SIMPLE):
+        raise ValueError(f"calendar part names must be plain: {method!r}, {filename!r}")
+    nl = _NL
     head = (
-        f'Content-Type: text/calendar; charset="utf-8"; method={calendar.method};{nl} name="{calendar.filename}"{nl}'
+        f'Content-Type: text/calendar; charset="utf-8"; method={method};{nl} name="{filename}"{nl}'
         f"Content-Transfer-Encoding: base64{nl}"
     )
     if attachment:
-        head += f'Content-Disposition: attachment; filename="{calendar.filename}"{nl}'
-    data = base64.encodebytes(calendar.ics.encode("utf-8")).decode("ascii").replace("\n", nl)
-    return head + nl + data
+        head += f'Content-Disposition: attachment; filename="{filename}"{nl}'
+    return head + nl
 
 
-def _body(text_payload: str, html: HtmlBody | None, calendars: tuple[CalendarPart, ...]) -> tuple[str, str]:
-    """The Content-Type and the body of a mail with HTML or calendar objects: the alternative
-    (`_alternative_body`), in a multipart/mixed with the other calendar objects, attached,
-    when there is more than one."""
-    nl = "\r\n"
-    alternative = _alternative_body(text_payload, html, calendars[0] if calendars else None)
-    alternative_type = f'multipart/alternative; boundary="{_ALTERNATIVE}"'
+def _body(text_crlf: str, html: HtmlBody | None, calendars: tuple[CalendarPart, ...]) -> tuple[str, list[str]]:
+    """The Content-Type and the body (in pieces, to be joined) of a mail with HTML or calendar
+    objects: the alternative (`_alternative_body`), in a multipart/mixed with the other calendar
+    objects, attached, when there is more than one. `text_crlf`: the text part's
+    quoted-printable payload with CRLF line ends."""
+    parts = _alternative_body(text_crlf, html, calendars[0] if calendars else None)
     if len(calendars) <= 1:
-        return alternative_type, alternative
-    parts = [f"--{_MIXED}{nl}Content-Type: {alternative_type}{nl}{nl}", alternative]
+        return _ALTERNATIVE_TYPE, parts
+    parts = [_MIXED_START, *parts]
     for calendar in calendars[1:]:
-        parts += [f"{nl}--{_MIXED}{nl}", _calendar_entity(calendar, attachment=True)]
-    parts.append(f"{nl}--{_MIXED}--{nl}")
-    return f'multipart/mixed; boundary="{_MIXED}"', "".join(parts)
+        parts += [_MIXED_NEXT, _calendar_entity(calendar, attachment=True)]
+    parts.append(_MIXED_END)
+    return _MIXED_TYPE, parts
 
 
-def _alternative_body(text_payload: str, html: HtmlBody | None, calendar: CalendarPart | None = None) -> str:
-    """The body of the multipart/alternative: the text part's quoted-printable payload, then
-    the multipart/related of the HTML and its images (each picture encoded once,
+def _alternative_body(text_crlf: str, html: HtmlBody | None, calendar: CalendarPart | None = None) -> list[str]:
+    """The body of the multipart/alternative, in pieces: the text part's quoted-printable
+    payload, then the multipart/related of the HTML and its images (each picture encoded once,
     `_base64_lines`), then the calendar object, the last alternative as calendar servers put it."""
-    images = html.images if html is not None else ()
-    for image in images:
-        if not (set(image.cid) <= _SIMPLE and set(image.filename) <= _SIMPLE and image.subtype.isalnum()):
-            raise ValueError(f"inline image names must be plain: {image.cid!r}, {image.filename!r}")
-    text_qp = text_payload.replace("\r\n", "\n").replace("\n", "\r\n")
-    # Fixed boundaries are safe here (RFC 2046 5.1.1 only asks that no line of the content
-    # starts with them, and no quoted-printable or base64 line can start with "--=_"), and
-    # a fixed Content-Type value is parsed once, not once a mail.
-    outer, inner = _ALTERNATIVE, _RELATED
-    nl = "\r\n"
-    parts = [
-        f'--{outer}{nl}Content-Type: text/plain; charset="utf-8"{nl}Content-Transfer-Encoding: quoted-printable{nl}{nl}',
-        text_qp,
-    ]
+    parts = [_TEXT_PART, text_crlf]
     if html is not None:
-        html_qp = _html_qp(html.html)
-        parts += [
-            f'{nl}--{outer}{nl}Content-Type: multipart/related; boundary="{inner}";{nl} type="text/html"{nl}{nl}',
-            f'--{inner}{nl}Content-Type: text/html; charset="utf-8"{nl}Content-Transfer-Encoding: quoted-printable{nl}{nl}',
-            html_qp.replace("\n", nl),
-        ]
-        for image in images:
-            parts.append(
-                f"{nl}--{inner}{nl}Content-Type: image/{image.subtype}{nl}Content-Transfer-Encoding: base64{nl}"
-                f'Content-Disposition: inline; filename="{image.filename}"{nl}Content-ID: <{image.cid}>{nl}{nl}'
-            )
-            parts.append(_base64_lines(image.data))
-        parts.append(f"{nl}--{inner}--{nl}")
+        parts += [_HTML_PARTS, _html_qp_crlf(html.html)]
+        for image in html.images:
+            parts += [_image_head(image.cid, image.filename, image.subtype), _base64_lines(image.data)]
+        parts.append(_RELATED_END)
     if calendar is not None:
-        parts += [f"{nl}--{outer}{nl}", _calendar_entity(calendar, attachment=False)]
-    parts.append(f"{nl}--{outer}--{nl}")
-    return "".join(parts)
+        parts += [_ALTERNATIVE_NEXT, _calendar_entity(calendar, attachment=False)]
+    parts.append(_ALTERNATIVE_END)
+    return parts
+
+
+@lru_cache(maxsize=1024)
+def _image_head(cid: str, filename: str, subtype: str) -> str:
+    """The delimiter and headers of an inline image's part, and the blank line after them."""
+    if not (set(cid) <= _SIMPLE and set(filename) <= _SIMPLE and subtype.isalnum()):
+        raise ValueError(f"inline image names must be plain: {cid!r}, {filename!r}")
+    nl = _NL
+    return (
+        f"{nl}--{_RELATED}{nl}Content-Type: image/{subtype}{nl}Content-Transfer-Encoding: base64{nl}"
+        f'Content-Disposition: inline; filename="{filename}"{nl}Content-ID: <{cid}>{nl}{nl}'
+    )
 
 
 # The plain header fast path (bench: deadline). The stdlib parses each header it is given into
@@ -272,8 +291,19 @@ _PLAIN_LIST = re.compile(r"<[!-;=?-~]{1,300}>")  # a List-Id or a mailto URL in 
 _SPECIALS = frozenset('()<>@,:;."[]')
 
 
+@lru_cache(maxsize=16)
+def _plain_sender(name: str, address: str, loop_header: str) -> str | None:
+    """The From field's value (`_plain_mailbox`), or None when it, the bot's address or its loop
+    header is not plain."""
+    if not _PLAIN_FIELD.fullmatch(loop_header) or not _PLAIN_ADDR.fullmatch(address):
+        return None
+    return _plain_mailbox(name, address)
+
+
+@lru_cache(maxsize=4096)
 def _plain_mailbox(name: str, address: str) -> str | None:
-    """An address header's value as the stdlib writes it, or None when it is not plain."""
+    """An address header's value as the stdlib writes it, or None when it is not plain (made once
+    for a name and an address: each player is mailed every turn)."""
     if not _PLAIN_ADDR.fullmatch(address):
         return None
     if not name:
@@ -281,6 +311,17 @@ def _plain_mailbox(name: str, address: str) -> str | None:
     if not _PLAIN_NAME.fullmatch(name) or "  " in name or name.endswith(" "):
         return None
     return (f'"{name}"' if not _SPECIALS.isdisjoint(name) else name) + f" <{address}>"
+
+
+def _date(now: datetime) -> str:
+    """The Date field's value (RFC 5322 3.3), made once for the mails of one moment (by its
+    offset too: equal moments in two zones are written apart)."""
+    return _date_in(now, now.utcoffset())
+
+
+@lru_cache(maxsize=16)
+def _date_in(now: datetime, offset: timedelta | None) -> str:
+    return format_datetime(now)
 
 
 def _plain_head(
@@ -296,7 +337,7 @@ def _plain_head(
 ) -> list[str] | None:
     """The header lines up to the MIME ones, as the stdlib would write them; None if any is not plain."""
     bot = settings.bot
-    sender = _plain_mailbox(bot.name, bot.address)
+    sender = _plain_sender(bot.name, bot.address, bot.loop_header)
     recipient = _plain_mailbox(" ".join(to.name.split()), to.address)
     if (
         sender is None
@@ -304,15 +345,13 @@ def _plain_head(
         or not _PLAIN_SUBJECT.fullmatch(subject)
         or "=?" in subject
         or "  " in subject
-        or not _PLAIN_FIELD.fullmatch(bot.loop_header)
-        or not _PLAIN_ADDR.fullmatch(bot.address)
     ):
         return None
     lines = [
         f"From: {sender}",
         f"To: {recipient}",
         f"Subject: {subject}",
-        f"Date: {format_datetime(now)}",
+        f"Date: {_date(now)}",
         f"Message-ID: {message_id}",
     ]
     if reply_to:
@@ -352,8 +391,28 @@ def _text_qp(body: str) -> str:
     cte="quoted-printable")`` makes it (email.contentmanager._encode_text): the text's lines,
     its line ends made one "\\n", each line encoded on its own by quoprimime (`_qp_lines`), so
     a block of lines the letters of a turn share is encoded once (`_by_blocks`)."""
-    raw = (b"\n".join(body.encode("utf-8").splitlines()) + b"\n").decode("latin-1")
-    return _by_blocks(raw, _qp_lines, "text")
+    return _by_blocks(_octets(body), _qp_lines, "text")
+
+
+def _text_qp_crlf(body: str) -> str:
+    """`_text_qp(body)` with CRLF line ends, as the mail carries it: the text's line ends made
+    one "\\n" (those ``bytes.splitlines`` knows: LF, CR, CRLF), ending in one, and its blocks
+    kept by their text, each encoded from its octets when not found (`_text_block_crlf`)."""
+    if "\r" in body:
+        body = body.replace("\r\n", "\n").replace("\r", "\n")
+    if not body.endswith("\n"):
+        body += "\n"
+    return _by_blocks(body, _text_block_crlf, "text-crlf")
+
+
+def _octets(body: str) -> str:
+    """The text's UTF-8 octets as latin-1, its line ends made one "\\n", ending in one."""
+    return (b"\n".join(body.encode("utf-8").splitlines()) + b"\n").decode("latin-1")
+
+
+def _text_block_crlf(block: str) -> str:
+    """A block of the text (whole lines) quoted-printable from its UTF-8 octets, with CRLF line ends."""
+    return _qp_lines(block.encode("utf-8").decode("latin-1")).replace("\n", "\r\n")
 
 
 def _qp_lines(raw: str) -> str:
@@ -378,46 +437,94 @@ def _html_qp(html: str) -> str:
     b2a_qp works a line at a time but for the end of its input (a blank or a lone "." there
     is quoted) and the line end it writes (CRLF when its input's first line ends in one): a
     block ends in a line end, and a text with a CRLF left in it ("\\r\\r\\n") is encoded whole."""
-    text = html.replace("\r\n", "\n")
-    if "\r\n" in text:
-        return _b2a_qp(text)
-    return _by_blocks(text, _b2a_qp, "html")
+    if "\r" in html:
+        text = html.replace("\r\n", "\n")
+        if "\r\n" in text:
+            return _b2a_qp(text)
+        html = text
+    return _by_blocks(html, _b2a_qp, "html")
+
+
+def _html_qp_crlf(html: str) -> str:
+    """`_html_qp(html)` with its line ends "\\n" made CRLF, as the mail carries it (its blocks kept so)."""
+    if "\r" in html:
+        return _html_qp(html).replace("\n", "\r\n")
+    return _by_blocks(html, _b2a_qp_crlf, "html-crlf")
 
 
 def _b2a_qp(text: str) -> str:
     return binascii.b2a_qp(text.encode("utf-8"), istext=True).decode("ascii")
 
 
+def _b2a_qp_crlf(text: str) -> str:
+    return _b2a_qp(text).replace("\n", "\r\n")
+
+
 # Blocks of text (between blank lines) encoded once a process, by their encoding and their text:
-# the letters of a turn share most of theirs (the report, the dice, the sign-off). Emptied when
-# it holds `_ENCODED_MOST` blocks.
-_ENCODED: dict[tuple[str, str], str] = {}
-_ENCODED_MOST = 4096
+# the letters of a turn share most of theirs (the report, the dice, the sign-off). A block not
+# found is encoded a line at a time, each line's encoding kept too: a seat's own block differs
+# from the other seats' in a few lines. A table is emptied when it holds its most: the text and
+# the HTML part 2,048 blocks each (as many as all blocks before lines were kept), 8,192 lines.
+_ENCODED: dict[str, dict[str, str]] = {}
+_BLOCKS_MOST, _LINES_MOST = 2048, 8192
+
+
+def _kept(name: str) -> dict[str, str]:
+    """The table of the encodings called `name`."""
+    table = _ENCODED.get(name)
+    if table is None:
+        table = _ENCODED[name] = {}
+    return table
+
+
+def _keep(table: dict[str, str], most: int, key: str, encoded: str) -> str:
+    """`encoded`, kept in `table` under `key`; the table emptied first when it holds `most`."""
+    if len(table) >= most:
+        table.clear()
+    table[key] = encoded
+    return encoded
 
 
 def _by_blocks(text: str, encode: Callable[[str], str], name: str) -> str:
     """`encode(text)` for an `encode` that works a line at a time, keeping nothing from one
     line to the next but at the end of its input: `text` in blocks each ending in a blank
-    line (the last as it is), each block's encoding taken from `_ENCODED` or made there."""
-    blocks = text.split("\n\n")
-    last = len(blocks) - 1
+    line (the last as it is), each block's encoding kept (by the block without its blank line;
+    the last apart) or made (`_by_lines`)."""
+    *blocks, last = text.split("\n\n")
+    table = _kept(name)
     out: list[str] = []
-    for i, block in enumerate(blocks):
-        if i < last:
-            block += "\n\n"
-        elif not block:
-            break
-        key = (name, block)
-        found = _ENCODED.get(key)
+    for block in blocks:
+        found = table.get(block)
         if found is None:
-            if len(_ENCODED) >= _ENCODED_MOST:
-                _ENCODED.clear()
-            found = _ENCODED[key] = encode(block)
+            found = _keep(table, _BLOCKS_MOST, block, _by_lines(block + "\n\n", encode, name))
+        out.append(found)
+    if last:  # the end of the text: kept apart, its encoding may differ at the end of the input
+        ends = _kept(name + " ends")
+        found = ends.get(last)
+        if found is None:
+            found = _keep(ends, _BLOCKS_MOST, last, _by_lines(last, encode, name))
         out.append(found)
     return "".join(out)
 
 
-_NEWLINES = re.compile(r"\r\n|\r|\n")
+def _by_lines(block: str, encode: Callable[[str], str], name: str) -> str:
+    """`encode(block)` (as `_by_blocks`) a line at a time, each line's encoding kept (by the line
+    without its line end) or made; the last piece, when it has no line end, kept apart."""
+    *lines, last = block.split("\n")
+    table = _kept(name + " lines")
+    out: list[str] = []
+    for line in lines:
+        found = table.get(line)
+        if found is None:
+            found = _keep(table, _LINES_MOST, line, encode(line + "\n"))
+        out.append(found)
+    if last:
+        ends = _kept(name + " line ends")
+        found = ends.get(last)
+        if found is None:
+            found = _keep(ends, _LINES_MOST, last, encode(last))
+        out.append(found)
+    return "".join(out)
 
 
 def compose(
@@ -473,20 +580,21 @@ def _written_plainly(
     head: list[str], rendered: RenderedMail, html: HtmlBody | None, calendars: tuple[CalendarPart, ...]
 ) -> bytes:
     """A mail whose headers are all plain (`_plain_head`), written as the stdlib would write it."""
-    text_qp = _text_qp(rendered.body)
+    text_crlf = _text_qp_crlf(rendered.body)  # every line end as CRLF, as Generator._write_lines writes them
     if html is None and not calendars:
-        # As the generator writes a text part: every line end as CRLF (Generator._write_lines).
-        head = [
-            *head,
-            'Content-Type: text/plain; charset="utf-8"',
-            "Content-Transfer-Encoding: quoted-printable",
-            "MIME-Version: 1.0",
-        ]
-        body = _NEWLINES.sub("\r\n", text_qp)
+        head += _TEXT_ONLY_HEAD
+        parts = [text_crlf]
     else:
-        content_type, body = _body(text_qp, html, calendars)
-        head = [*head, "MIME-Version: 1.0", f"Content-Type: {content_type}"]
-    return ("\r\n".join(head) + "\r\n\r\n" + body).encode("ascii")
+        content_type, parts = _body(text_crlf, html, calendars)
+        head += ["MIME-Version: 1.0", f"Content-Type: {content_type}"]
+    return "".join(["\r\n".join(head), "\r\n\r\n", *parts]).encode("ascii")
+
+
+_TEXT_ONLY_HEAD = [
+    'Content-Type: text/plain; charset="utf-8"',
+    "Content-Transfer-Encoding: quoted-printable",
+    "MIME-Version: 1.0",
+]
 
 
 def _written_by_the_stdlib(

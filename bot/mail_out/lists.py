@@ -91,8 +91,10 @@ def _label(text: str) -> str:
     return _LABEL.sub("-", text.lower()).strip("-") or "flagman"
 
 
+@functools.lru_cache(maxsize=1024)
 def list_id(bot_address: str, stream: str) -> str:
-    """``<stream.local.domain>`` (RFC 2919 2: a list-label in a namespace the domain owns)."""
+    """``<stream.local.domain>`` (RFC 2919 2: a list-label in a namespace the domain owns); made
+    once for a stream, whose every mail carries it."""
     local, _, domain = bot_address.lower().rpartition("@")
     return f"<{_label(stream)}.{_label(local)}.{domain.strip('.')}>"
 
@@ -157,8 +159,15 @@ def mailto_link(address: str, subject: str) -> str:
     address's ``flagman+rc1...``) as ``%2B``, since clients that read a mailto as a web form
     would turn a bare ``+`` into a space (RFC 6068 2 allows both spellings; the encoded one
     reads the same everywhere)."""
+    return _mailto_prefix(address) + _quoted(subject)
+
+
+@functools.lru_cache(maxsize=4096)
+def _mailto_prefix(address: str) -> str:
+    """``mailto:<address>?subject=``, the address percent-encoded (`mailto_link`): made once for
+    an address, since a seat's one-tap links all go to its own reply address."""
     local, _, domain = address.rpartition("@")
-    return f"mailto:{_quoted(local)}@{_quoted(domain)}?subject={_quoted(subject)}"
+    return f"mailto:{_quoted(local)}@{_quoted(domain)}?subject="
 
 
 @functools.lru_cache(maxsize=4096)

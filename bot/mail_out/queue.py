@@ -22,6 +22,9 @@ from bot.settings import Settings
 log = logging.getLogger("flagman.mail")
 
 NewRows = list[dict[str, object]]  # outbox rows not yet inserted (`queue(into=...)`)
+# A letter's claims as JSON, keys sorted: ``json.dumps(claims, sort_keys=True)`` by one encoder made
+# once (json.dumps makes a new one for every call given an option).
+_CLAIMS_JSON = json.JSONEncoder(sort_keys=True).encode
 
 
 def queue(
@@ -78,7 +81,7 @@ def queue(
         "last_error": "",
         "created_at": now,
         "sent_at": None,
-        "claims": json.dumps([c.to_json() for c in rendered.claims], sort_keys=True) if rendered.claims else None,
+        "claims": _CLAIMS_JSON([c.to_json() for c in rendered.claims]) if rendered.claims else None,
     }
     if into is not None:
         into.append(values)
