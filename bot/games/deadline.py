@@ -4,7 +4,8 @@ from the resolutions, then the reminders -- in one function, `run`, in the order
     run()
     1 due       which turns are due: `turns.due_ids`, on a read-only snapshot of its own
                 (`turns.is_due`: the deadline and grace passed, or every person's orders in
-                where the game resolves early; a WAIT holds the turn)
+                where the game resolves early; a WAIT holds the turn); a turn that may
+                resolve early is checked as its chunk is read, in step 2
     2 outlook   each chunk of due turns read together on a snapshot (`work_out_due`): each
                 expected seat's orders and where they come from, on file (mail, the GM's
                 ORDER, a robot's), the GM's plot or the game's default (`bot.outlook.of_turn`)
@@ -143,7 +144,8 @@ def run(
     while rounds < limit_per_game and among != set():
         rounds += 1
         with shell.db.read() as session:  # 1 due
-            due = turns.due_ids(session, shell.now(), pace=_pace(shell), among=among)
+            # A turn that may resolve early is checked as its chunk is worked out (`work_out_due`).
+            due = turns.due_ids(session, shell.now(), pace=_pace(shell), among=among, early_unread=True)
         if not due:
             break
         among = set()

@@ -839,14 +839,22 @@ def may_be_due(
 
 
 def due_ids(
-    session: Session, now: datetime, *, pace: timedelta, among: Collection[int] | None = None
+    session: Session,
+    now: datetime,
+    *,
+    pace: timedelta,
+    among: Collection[int] | None = None,
+    early_unread: bool = False,
 ) -> list[tuple[int, int]]:
     """Every active game's open turn that is due now (`among`: of these games only), as (game id,
     turn id), by game. A few queries in all, not a few per game (bench: deadline): a turn past
     its closing time is due on its columns alone (`is_due` says so for any such turn), a turn
     that cannot be due is passed over on them too (`may_be_due`; bench.practice: the tick's cost
     per live game that waits stays flat), and only a turn that may resolve early before its
-    closing time is read whole, with its game and submissions, for `is_due`."""
+    closing time is read whole, with its game and submissions, for `is_due`. With
+    `early_unread`, such a turn is listed without that reading: the caller asks `is_due` as it
+    reads the turn (the deadline's `work_out_due` does, chunk by chunk, so that a big deadline
+    of turns resolving early starts on its first chunk at once)."""
     open_turns = [Game.status == GameStatus.ACTIVE, Turn.resolved_at.is_(None)]
     if among is not None:
         open_turns.append(Game.id.in_(among))
@@ -883,6 +891,9 @@ def due_ids(
             now,
         )
     ]
+    if early_unread:
+        by_id = {head.id: head.game_id for head in early}
+        return sorted(due + [(by_id[turn_id], turn_id) for turn_id in wanted])
     rows = _games_and_turns(session, wanted)
     subs = store.turns_submissions(session, [t.id for _, t in rows])
     due += [(g.id, t.id) for g, t in rows if is_due(session, g, t, now, pace=pace, subs=subs.get(t.id, {}))]

@@ -80,6 +80,11 @@ def test_due_turns_finds_what_reading_every_open_turn_finds(gapp: TestApp) -> No
                 gapp.clock.advance(timedelta(minutes=1) if step % 5 else timedelta(hours=7))
             found = _found(gapp)
             assert found == _every_open_turn_read(gapp), step
+            # The deadline's list: every due turn, and turns that may resolve early, unread.
+            with gapp.db.read() as session:
+                pace = turns.practice_pace(gapp.settings.practice)
+                unread = turns.due_ids(session, gapp.clock.now(), pace=pace, early_unread=True)
+            assert found <= {turn_id for _, turn_id in unread}, step
             checked += len(found)
         cycle(gapp)
     assert checked > 0, "some turns were due along the way"
