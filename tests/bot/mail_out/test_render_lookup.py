@@ -242,3 +242,20 @@ def test_an_imported_macro_module_is_jinjas_own_with_or_without_globals_of_the_i
     assert plain.render(name="Seb").endswith("hello a Seb\n")
     own = renderer.env.get_template("_common/hello.txt", globals={"greeting": "howdy", "columns": lambda rows: "c"})
     assert own.render(name="Seb").endswith("howdy c Seb\n")
+
+
+def test_compile_all_compiles_every_template_and_leaves_a_broken_one_to_its_first_use(tmp_path: Path) -> None:
+    """`Renderer.compile_all`: every .txt and .html template under the root compiled at once
+    (a turn worker made ready ahead does it); one that does not compile is not counted and
+    still raises at its first use, as before."""
+    (tmp_path / "_common").mkdir()
+    (tmp_path / "_common" / "fine.txt").write_text("Subject: fine\n\n{{ 1 + 1 }}\n")
+    (tmp_path / "_common" / "fine.html").write_text("<p>{{ 2 }}</p>\n")
+    (tmp_path / "_common" / "broken.txt").write_text("Subject: broken\n\n{% if %}\n")
+    (tmp_path / "_common" / "notes.toml").write_text("x = 1\n")
+    renderer = Renderer(tmp_path)
+    assert renderer.compile_all() == 2
+    assert renderer.render("fine", {}).body.strip() == "2"
+    with pytest.raises(jinja2.TemplateSyntaxError):
+        renderer.render("broken", {})
+    assert Renderer().compile_all() > 100  # the project's own templates all compile
