@@ -50,6 +50,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from bot import letters, store
+from bot.db import among
 from bot.faults import CrashPoint
 from bot.games import archive, observers, reminders, seasons, seats, turns
 from bot.games.turns import TurnKey, TurnWrites
@@ -285,17 +286,15 @@ def _after_resolutions(shell: Shell, done: Sequence[Resolved]) -> None:
     with shell.db.transaction() as session:
         # The games with their seats and players in three queries, not one per game; only those
         # where a seat missed a turn (the NMR limit acts on no other) or a turn was late.
-        names = sorted({r.game for r in done})
-        missed: set[str] = set()
-        for start in range(0, len(names), 500):
-            missed.update(
-                session.scalars(
-                    select(Game.name)
-                    .join(Seat, Seat.game_id == Game.id)
-                    .where(Game.name.in_(names[start : start + 500]), Seat.nmr_streak > 0)
-                    .distinct()
-                )
+        missed = {
+            name
+            for (name,) in among(
+                session,
+                select(Game.name).join(Seat, Seat.game_id == Game.id).where(Seat.nmr_streak > 0).distinct(),
+                (Game.name,),
+                [(name,) for name in sorted({r.game for r in done})],
             )
+        }
         games = store.find_games(session, missed | {r.game for r in done if r.late is not None}, with_seats=True)
         for name in sorted(games):
             seats.enforce_nmr_limit(shell, session, games[name])
