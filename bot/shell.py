@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from functools import lru_cache
 
 from bot.clock import Clock, as_utc
 from bot.db import Database
@@ -39,10 +38,5 @@ class Shell:
 
     def reply_address(self, game: str, seat: str, salt: str = "") -> str:
         """The signed reply address of `seat` in `game` (`bot.mail_in.auth.signed_address`) under
-        the secret in force: signed once a process for each seat, since a seat's mail carries it
-        twice (its Reply-To and its one-tap links) and the same seat is mailed every turn."""
-        return _signed_address(self.settings.bot.address, self.settings.secrets.site_secret, game, seat, salt)
-
-
-# By value: the bot's address and the secret are in the key, so a reloaded setting signs anew.
-_signed_address = lru_cache(maxsize=4096)(signed_address)
+        the secret in force (its MAC worked out once a process, `bot.mail_in.auth.mac`)."""
+        return signed_address(self.settings.bot.address, self.settings.secrets.site_secret, game, seat, salt)
