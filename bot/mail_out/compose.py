@@ -386,28 +386,18 @@ _QP_WIDTH = _BUILD.max_line_length or 78
 _QP_MORE = re.compile(rf"^(?:.{{{_QP_WIDTH + 1},}}|.*[ \t])$", re.M)
 
 
-def _text_qp(body: str) -> str:
-    """The text part's quoted-printable payload, exactly as ``set_content(body, charset="utf-8",
-    cte="quoted-printable")`` makes it (email.contentmanager._encode_text): the text's lines,
-    its line ends made one "\\n", each line encoded on its own by quoprimime (`_qp_lines`), so
-    a block of lines the letters of a turn share is encoded once (`_by_blocks`)."""
-    return _by_blocks(_octets(body), _qp_lines, "text")
-
-
 def _text_qp_crlf(body: str) -> str:
-    """`_text_qp(body)` with CRLF line ends, as the mail carries it: the text's line ends made
-    one "\\n" (those ``bytes.splitlines`` knows: LF, CR, CRLF), ending in one, and its blocks
-    kept by their text, each encoded from its octets when not found (`_text_block_crlf`)."""
+    """The text part's quoted-printable payload, as ``set_content(body, cte="quoted-printable")``
+    makes it (email.contentmanager._encode_text), with CRLF line ends, as the mail carries it:
+    the text's line ends made one "\\n" (those ``bytes.splitlines`` knows: LF, CR, CRLF),
+    ending in one, each line encoded on its own by quoprimime (`_qp_lines`), and its blocks
+    kept by their text, each encoded from its octets when not found (`_text_block_crlf`): a
+    block of lines the letters of a turn share is encoded once (`_by_blocks`)."""
     if "\r" in body:
         body = body.replace("\r\n", "\n").replace("\r", "\n")
     if not body.endswith("\n"):
         body += "\n"
     return _by_blocks(body, _text_block_crlf, "text-crlf")
-
-
-def _octets(body: str) -> str:
-    """The text's UTF-8 octets as latin-1, its line ends made one "\\n", ending in one."""
-    return (b"\n".join(body.encode("utf-8").splitlines()) + b"\n").decode("latin-1")
 
 
 def _text_block_crlf(block: str) -> str:
