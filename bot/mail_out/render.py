@@ -368,8 +368,8 @@ class Renderer:
     def compile_all(self) -> int:
         """Every template under the root (its ``.txt`` and ``.html`` files) compiled now and kept
         by the environment, rather than at the first mail that uses it; returns how many were.
-        A turn worker does this as it starts (`bot.app`), so that its first chunk of a big
-        deadline costs only its turns. A template that does not compile is left as it is: the
+        A turn worker made ready ahead does this (`ProcessTurnWorker.start`), as a deadline
+        leaves it, so that its first chunk of a big deadline costs only its turns. A template that does not compile is left as it is: the
         first mail that uses it says why, as it would have."""
         compiled = 0
         for path in sorted(self.root.rglob("*")):
