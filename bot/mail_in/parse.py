@@ -5,8 +5,8 @@ like") found clean on every synthetic case:
 
 1. stdlib `email` with `policy.default` (its header registry memoised: the same parsing,
    five times faster; each part's fields looked up by name in an index made once);
-   `get_body(('plain', 'html'))`, decoded leniently (declared charset, else UTF-8, else Latin-1; a Latin-1 label read as windows-1252, or as the UTF-8 it
-   carries) so that no charset ever stops a mail; a broken RFC 2047 word spoils only
+   `get_body(('plain', 'html'))`, decoded leniently (declared charset, else UTF-8, else
+   Latin-1; a Latin-1 label read as windows-1252, or as the UTF-8 it carries) so that no charset ever stops a mail; a broken RFC 2047 word spoils only
    itself; a Content-Transfer-Encoding the stdlib does not recognise ("quoted printable")
    read for the encoding it names; format=flowed soft breaks joined (RFC 3676); an inline
    PGP signature's armour and signature block removed (RFC 4880, 7);
