@@ -32,10 +32,11 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
+from bench.harness import fresh_database, keep, put_back
 from bench.ingest import MAILS_PER_SEAT
 from bench.mails import order_mails
 from bench.overrides import overrides
-from bench.tick import SET_UP, _pg_dump, _pg_restore, outbox_digest, spec_for
+from bench.tick import SET_UP, outbox_digest, spec_for
 from bench.worker import count_statements, process_usage
 from bench.world import load_settings, setup_games
 from bot.clock import FixedClock
@@ -60,10 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         parser.error(str(exc))
 
-    from sqlalchemy import create_engine, text
-
     from bot.app import build_app
-    from bot.db import migrate
     from bot.dice import SeededEntropy
     from bot.mail_in.parse_worker import WorkerParser
     from bot.mail_out.mailer import MaildirMailer
@@ -71,26 +69,14 @@ def main(argv: list[str] | None = None) -> int:
 
     root = Path(tempfile.mkdtemp(prefix="fm-ingest-"))
     try:
-        if args.url:
-            url = args.url
-            engine = create_engine(url)
-            with engine.begin() as conn:
-                conn.execute(text("DROP SCHEMA public CASCADE; CREATE SCHEMA public"))
-            engine.dispose()
-        else:
-            url = f"sqlite:///{root / 'work.sqlite'}"
-        migrate(url)
+        url = fresh_database(root, args.url)
         spec = spec_for(root, url)
         for section, values in settings_overrides.items():
             spec["data"].setdefault(section, {}).update(values)
         games = max(1, -(-args.size // (8 * MAILS_PER_SEAT)))
         seats = setup_games(spec, games, prefix="in", clock=FixedClock(SET_UP), early_resolution=False)
         mails = [data for _, _, data in order_mails(seats, args.size)]
-        pristine = root / "pristine"
-        if args.url:
-            _pg_dump(url, pristine)
-        else:
-            shutil.copy(root / "work.sqlite", pristine)
+        pristine = keep(root, url)
         settings = load_settings(spec)
         moment = SET_UP + timedelta(hours=1)
         cpu: list[float] = []
@@ -98,10 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         digests: set[tuple[int, str]] = set()
         statements: list[int] = []
         for run in range(args.runs):
-            if args.url:
-                _pg_restore(url, pristine)
-            else:
-                shutil.copy(pristine, root / "work.sqlite")
+            put_back(root, url, pristine)
             inbox = FakeInbox(max_size=settings.limits.max_mail_bytes)
             for data in mails:
                 inbox.deliver(data, received_at=moment)

@@ -169,8 +169,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     from bench.deadline import put_orders_on_file
+    from bench.harness import keep, put_back
     from bench.overrides import overrides
-    from bench.tick import SET_UP, _pg_dump, _pg_restore, spec_for
+    from bench.tick import SET_UP, spec_for
     from bench.usage import task
     from bench.world import load_settings, setup_games
     from bot.app import build_app
@@ -208,11 +209,7 @@ def main(argv: list[str] | None = None) -> int:
             app.service.tick()
         finally:
             app.close()
-        pristine = root / "pristine"
-        if postgres is not None:
-            _pg_dump(url, pristine)
-        else:
-            shutil.copy(root / "work.sqlite", pristine)
+        pristine = keep(root, url)
         spec["data"]["outbox"] = {
             "kind": "smtp",
             "host": sink.host,
@@ -228,10 +225,7 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.runs):
             for mode in ("bot", "reference"):
                 if mode == "bot":
-                    if postgres is not None:
-                        _pg_restore(url, pristine)
-                    else:
-                        shutil.copy(pristine, root / "work.sqlite")
+                    put_back(root, url, pristine)
                 sink.reset()
                 use0 = task(os.getpid(), sink_thread)
                 last = len(runs[mode]) == args.runs - 1

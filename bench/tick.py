@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.deadline import put_orders_on_file
+from bench.harness import fresh_database, keep, put_back
 from bench.overrides import overrides
 from bench.world import SECRET, load_settings, setup_games
 from bot.clock import FixedClock
@@ -104,35 +105,20 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         parser.error(str(exc))
 
-    from sqlalchemy import create_engine, text
-
     from bot.app import build_app
-    from bot.db import migrate
     from bot.dice import SeededEntropy
     from bot.mail_in.inbox import MaildirInbox
     from bot.mail_out.mailer import MaildirMailer
 
     root = Path(tempfile.mkdtemp(prefix="fm-tick-"))
     try:
-        if args.url:
-            url = args.url
-            engine = create_engine(url)
-            with engine.begin() as conn:
-                conn.execute(text("DROP SCHEMA public CASCADE; CREATE SCHEMA public"))
-            engine.dispose()
-        else:
-            url = f"sqlite:///{root / 'work.sqlite'}"
-        migrate(url)
+        url = fresh_database(root, args.url)
         spec = spec_for(root, url)
         for section, values in settings_overrides.items():
             spec["data"].setdefault(section, {}).update(values)
         setup_games(spec, args.games, prefix="tk", clock=FixedClock(SET_UP))
         put_orders_on_file(spec)
-        pristine = root / "pristine"
-        if args.url:
-            _pg_dump(url, pristine)
-        else:
-            shutil.copy(root / "work.sqlite", pristine)
+        pristine = keep(root, url)
         settings = load_settings(spec)
         moment = SET_UP + timedelta(days=2, hours=1)
         cpu: list[float] = []
@@ -140,10 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         wall: list[float] = []
         digests: set[tuple[int, str]] = set()
         for run in range(args.runs):
-            if args.url:
-                _pg_restore(url, pristine)
-            else:
-                shutil.copy(pristine, root / "work.sqlite")
+            put_back(root, url, pristine)
             app = build_app(
                 settings,
                 clock=FixedClock(moment),
@@ -188,48 +171,6 @@ def _children_cpu() -> float:
 
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
-
-
-def _pg_dump(url: str, path: Path) -> None:
-    """Every table's rows of the PostgreSQL database, kept in memory-free form (a pickle of rows)."""
-    import pickle
-
-    from sqlalchemy import MetaData, create_engine
-
-    engine = create_engine(url)
-    meta = MetaData()
-    meta.reflect(engine)
-    with engine.connect() as conn:
-        data = {t.name: [dict(r._mapping) for r in conn.execute(t.select())] for t in meta.sorted_tables}
-    engine.dispose()
-    path.write_bytes(pickle.dumps(data))
-
-
-def _pg_restore(url: str, path: Path) -> None:
-    import pickle
-
-    from sqlalchemy import MetaData, create_engine, text
-
-    data = pickle.loads(path.read_bytes())
-    engine = create_engine(url)
-    meta = MetaData()
-    meta.reflect(engine)
-    with engine.begin() as conn:
-        names = ", ".join(f'"{t.name}"' for t in meta.sorted_tables)
-        conn.execute(text(f"TRUNCATE {names} RESTART IDENTITY CASCADE"))
-        for table in meta.sorted_tables:
-            if data.get(table.name):
-                conn.execute(table.insert(), data[table.name])
-        for table in meta.sorted_tables:
-            for column in table.primary_key.columns:
-                if column.autoincrement and isinstance(column.type.python_type, type):
-                    conn.execute(
-                        text(
-                            f"SELECT setval(pg_get_serial_sequence('\"{table.name}\"', '{column.name}'), "
-                            f'COALESCE(MAX("{column.name}"), 0) + 1, false) FROM "{table.name}"'
-                        )
-                    )
-    engine.dispose()
 
 
 if __name__ == "__main__":
