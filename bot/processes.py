@@ -152,6 +152,13 @@ class WorkerPool:
         with self._lock:
             return not (self._failed or self._closed)
 
+    @property
+    def running(self) -> bool:
+        """Whether the workers are spawned (started ahead, or by an earlier piece of work) and
+        usable: work handed to them now pays no process start."""
+        with self._lock:
+            return self._workers is not None and self.usable
+
     def submit(self, function: Callable[..., T], *args: object) -> Pending[T]:
         """Hand `function(*args)` to the worker with the least work waiting (started on first
         use). WorkerFailed if the pool is not usable or the work cannot be handed over (the pool

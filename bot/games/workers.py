@@ -54,11 +54,12 @@ WorkerEntry = Callable[[Kept, Chunk], list[WorkedOut]]
 
 
 class ProcessTurnWorker:
-    """The chunks of a tick of two chunks or more: the first worked out here while the worker
-    process (spawned on first use) starts on the next; each later chunk in the worker, which
-    keeps `workers` + 1 chunks ahead of the one the tick is writing. A tick of one chunk (the
-    usual deadline: a few games at a time) is worked out here: the trip would cost more than
-    it saves."""
+    """The chunks of a tick of two chunks or more in the worker process, which keeps `workers`
+    + 1 chunks ahead of the one the tick is writing: every chunk when the worker is running
+    already (started ahead, or kept from an earlier tick), so that the service's process only
+    writes and sends; else the first chunk is worked out here while the worker (spawned on
+    first use) starts on the next. A tick of one chunk (the usual deadline: a few games at a
+    time) is worked out here: the trip would cost more than it saves."""
 
     def __init__(self, entry: WorkerEntry, workers: int = 1, *, niceness: int = 0) -> None:
         """`niceness`: how much lower the worker's CPU priority is than the service's
@@ -71,7 +72,8 @@ class ProcessTurnWorker:
             yield from INLINE.work_out(shell, chunks)
             return
         ahead: deque[Pending[list[WorkedOut]]] = deque()
-        sent = 1  # chunks handed to the worker so far (the first is worked out here)
+        here = 0 if self._pool.running else 1  # the chunks worked out here before the worker's
+        sent = here  # chunks handed to the worker so far
 
         def hand_on() -> None:
             nonlocal sent
@@ -84,8 +86,9 @@ class ProcessTurnWorker:
         except WorkerFailed:  # could not start or take work (logged once): everything here
             yield from INLINE.work_out(shell, chunks)
             return
-        yield work_out_due(shell, chunks[0])
-        for index in range(1, len(chunks)):
+        if here:
+            yield work_out_due(shell, chunks[0])
+        for index in range(here, len(chunks)):
             try:
                 worked = ahead.popleft().result()
                 hand_on()

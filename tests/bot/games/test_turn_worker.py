@@ -32,12 +32,14 @@ from bot.commands import registry as powers
 from bot.db import Database
 from bot.dice import SeededEntropy
 from bot.faults import CrashPoint
-from bot.games import deadline, turns
+from bot.games import deadline, turns, workers
+from bot.games.deadline import Due, WorkedOut
 from bot.games.workers import ProcessTurnWorker
 from bot.mail_out.render import Renderer
 from bot.models import Game, OrderSubmission, Outbox, Seat, Turn
 from bot.resources import templates_path
 from bot.settings import DatabaseSettings, ScheduleSettings, Settings
+from bot.shell import Shell
 from bot.testing import FakeClock, FakeInbox, FakeMailer, TestApp, reply_to
 from rules import find_game, game_names
 from tests.bot.conftest import GM, make_settings
@@ -67,8 +69,21 @@ class Points:
 @pytest.fixture
 def one_turn_a_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
     """A chunk of one turn (the service's is `TICK_CHUNK` = 20), so that a few games make a tick
-    of several chunks: the first worked out in the service, the others in the worker."""
+    of several chunks: the first worked out in the service while the worker starts, the others
+    in the worker (every one in the worker once it is running)."""
     monkeypatch.setattr(deadline, "TICK_CHUNK", 1)
+
+
+def watch_the_service(monkeypatch: pytest.MonkeyPatch, here: list[Due]) -> None:
+    """Each chunk the service's process works out itself appended to `here` (the worker, a
+    spawned process, runs the module as it is)."""
+    work_out_due = workers.work_out_due
+
+    def watched(shell: Shell, due: Due) -> list[WorkedOut]:
+        here.append(due)
+        return work_out_due(shell, due)
+
+    monkeypatch.setattr(workers, "work_out_due", watched)
 
 
 def fixed_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -312,10 +327,15 @@ def test_a_tick_of_one_chunk_is_worked_out_in_the_service(tmp_path: Path, apps: 
 
 
 @pytest.mark.usefixtures("one_turn_a_chunk")
-def test_a_worker_started_ahead_works_out_the_next_tick_and_nothing_before(tmp_path: Path, apps: list[App]) -> None:
+def test_a_worker_started_ahead_works_out_the_next_tick_and_nothing_before(
+    tmp_path: Path, apps: list[App], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`ProcessTurnWorker.start` (the bench starts it before its clock, as a service that has
     run a deadline has it): the worker is ready and has worked out nothing, no row written;
-    the next tick of several chunks hands them to that very process."""
+    the next tick of several chunks hands every one of them, the first too, to that very
+    process: none is worked out in the service's."""
+    here: list[Due] = []  # the chunks worked out in this (the service's) process
+    watch_the_service(monkeypatch, here)
     app = make_app(settings_for(tmp_path, fresh_database("sqlite", tmp_path)), worker=True)
     apps.append(app)
     start_games(app, ("racecraft",) * 3)
@@ -334,6 +354,28 @@ def test_a_worker_started_ahead_works_out_the_next_tick_and_nothing_before(tmp_p
     assert len(app.service.tick()) == 3
     assert worker.worker_pids() == (pid,)
     assert rows()[1] == before[1] + 3
+    assert here == []
+
+
+@pytest.mark.usefixtures("one_turn_a_chunk")
+def test_a_worker_spawned_at_first_use_starts_on_the_second_chunk(
+    tmp_path: Path, apps: list[App], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tick of several chunks with no worker running yet: the first chunk is worked out in the
+    service's process while the worker is spawned, the rest in the worker; the next tick hands
+    every chunk to the worker, which is running by then."""
+    here: list[Due] = []
+    watch_the_service(monkeypatch, here)
+    app = make_app(settings_for(tmp_path, fresh_database("sqlite", tmp_path)), worker=True)
+    apps.append(app)
+    start_games(app, ("racecraft",) * 3)
+    app.clock.advance(hours=25)
+    assert len(app.service.tick()) == 3
+    assert len(here) == 1
+    assert isinstance(app.turn_worker, ProcessTurnWorker) and len(app.turn_worker.worker_pids()) == 1
+    app.clock.advance(hours=25)
+    assert len(app.service.tick()) == 3
+    assert len(here) == 1, "the second tick's chunks all went to the running worker"
 
 
 def test_the_composition_root_gives_a_worker_only_where_one_can_work(tmp_path: Path) -> None:
