@@ -208,7 +208,9 @@ def competition(bot: dict[str, Any], ref: dict[str, Any]) -> str:
     client = ref.get("usage", {}).get("first_thread", {})
     return (
         f"  SMTP connections: the bot {bot.get('connections', 0)} in {bot.get('sends', 0)} sends, the reference "
-        f"{ref.get('connections', 0)}; beside the bot: sink {beside(bot, 'sink')}, burners {beside(bot, 'burners')}; "
+        f"{ref.get('connections', 0)}; beside the bot: sink {beside(bot, 'sink')}, burners {beside(bot, 'burners')}"
+        + (f", PostgreSQL {beside(bot, 'database')}" if "database" in bot.get("beside", {}) else "")
+        + "; "
         f"beside the reference: sink {beside(ref, 'sink')}, burners {beside(ref, 'burners')}; "
         f"run-queue waits: the bot's tick thread {main.get('waiting', 0):.1f} s, its turn worker "
         f"{worker.get('waiting', 0):.1f} s (started ahead: {bot.get('worker_start_cpu_seconds', 0):.1f} s CPU, "

@@ -87,8 +87,25 @@ def _beside() -> dict[str, Usage]:
     for name, threads in BESIDE.items():
         totals[name] = Usage()
         for pid, tid in threads:
-            totals[name] += task(pid, tid)
+            if tid == -1:  # a server: the process and every child it has now (a child that ended is not counted)
+                totals[name] += processes([pid, *_children(pid)])
+            else:
+                totals[name] += task(pid, tid)
     return totals
+
+
+def _children(parent: int) -> list[int]:
+    """The processes whose parent is `parent` (from /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == parent:
+                found.append(int(entry))
+    return found
 
 
 def _timed(work: Callable[[], dict[str, Any]], profile: str | None) -> dict[str, Any]:

@@ -54,7 +54,13 @@ class World:
         its work (`bench.worker`, `bench.usage`)."""
         thread = getattr(self.sink._controller, "_thread", None)  # aiosmtpd's Controller runs in it
         sink = [[os.getpid(), thread.native_id]] if thread is not None and thread.native_id else []
-        return {"sink": sink, "burners": [[pid, pid] for pid in self.burners]}
+        threads = {"sink": sink, "burners": [[pid, pid] for pid in self.burners]}
+        postmaster = self.postgres.proc.pid if self.postgres is not None and self.postgres.proc is not None else None
+        if postmaster is not None:
+            # The PostgreSQL server: every process of the cluster, the backends it starts meanwhile too
+            # (tid -1: the children of `postmaster`, read each time, `bench.worker`).
+            threads["database"] = [[postmaster, -1]]
+        return threads
 
     def database_url(self, name: str) -> str:
         """A fresh, migrated database."""
