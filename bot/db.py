@@ -13,6 +13,7 @@ from sqlalchemy import (
     Connection,
     Engine,
     Insert,
+    PoolProxiedConnection,
     Row,
     Select,
     Table,
@@ -307,6 +308,46 @@ def among(
         yield from session.execute(
             query.where(first) if len(columns) == 1 else query.where(first, tuple_(*columns).in_(chunk))
         )
+
+
+def send_unanswered(raw: PoolProxiedConnection, sql: bytes, parameters: Sequence[bytes | None]) -> None:
+    """PostgreSQL (psycopg): send statement `sql` ($1, $2 ... placeholders, each parameter in
+    its text form) on the driver connection of `raw`, in autocommit, without waiting for its
+    answer; `read_answer` reads it, and nothing else may use the connection between the two."""
+    import select
+
+    pgconn = _pgconn(raw)
+    pgconn.send_query_params(sql, list(parameters))
+    while pgconn.flush():  # the statement whole on its way (a few hundred bytes: at once)
+        select.select([], [pgconn.socket], [])
+
+
+def _pgconn(raw: PoolProxiedConnection) -> Any:
+    """libpq's connection under `raw`'s psycopg connection."""
+    driver = raw.driver_connection
+    assert driver is not None, "a connection the pool has closed"
+    return driver.pgconn
+
+
+def read_answer(raw: PoolProxiedConnection) -> None:
+    """The answer to the statement `send_unanswered` sent, read whole; its error raised
+    (`RuntimeError`, the server's message)."""
+    import select
+
+    from psycopg import pq
+
+    pgconn = _pgconn(raw)
+    while True:
+        pgconn.consume_input()
+        if not pgconn.is_busy():
+            break
+        select.select([pgconn.socket], [], [])
+    error = ""
+    while (answer := pgconn.get_result()) is not None:
+        if answer.status != pq.ExecStatus.COMMAND_OK and not error:
+            error = (answer.error_message or b"").decode("utf-8", "replace").strip() or f"status {answer.status}"
+    if error:
+        raise RuntimeError(error)
 
 
 def alembic_config(url: str) -> Config:

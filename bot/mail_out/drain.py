@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 from sqlalchemy import Column, Dialect, PoolProxiedConnection, bindparam, select, update
 
 from bot.clock import Clock, as_utc
-from bot.db import Database
+from bot.db import Database, read_answer, send_unanswered
 from bot.faults import NO_FAULTS, CrashPoint, Faults
 from bot.mail_out.mailer import Mailer, OutgoingMail, SendResult, SendStatus
 from bot.models import Outbox, OutboxBody, OutboxStatus
@@ -57,7 +57,9 @@ _SET_WHEN: dict[str, tuple[str, ...]] = {
 class _Statement:
     """One UPDATE of an outbox row by its id, compiled once for the database's dialect, run on
     the driver's own cursor: each value passed through its column's type as SQLAlchemy would
-    (a time as SQLite stores it), without SQLAlchemy's work per execution."""
+    (a time as SQLite stores it), without SQLAlchemy's work per execution. On PostgreSQL also
+    as libpq takes it (`numbered`: $1, $2 ... in the order of `names`; `as_text`), for an
+    outcome sent without waiting for its answer (`_Outcomes.start`)."""
 
     def __init__(self, dialect: Dialect, columns: tuple[str, ...]) -> None:
         statement = update(Outbox).where(Outbox.id == bindparam("outbox_id"))
@@ -70,6 +72,9 @@ class _Statement:
             for name in self.names
             if (processor := _column(name).type.dialect_impl(dialect).bind_processor(dialect)) is not None
         }
+        self.numbered = b""
+        if dialect.name == "postgresql" and self.order is None:  # psycopg's %(name)s
+            self.numbered = (self.sql % {name: f"${i}" for i, name in enumerate(self.names, 1)}).encode()
 
     def parameters(self, values: dict[str, object]) -> tuple[object, ...] | dict[str, object]:
         processed = {
@@ -77,6 +82,31 @@ class _Statement:
             for name in self.names
         }
         return tuple(processed[name] for name in self.order) if self.order is not None else processed
+
+    def as_text(self, values: dict[str, object]) -> list[bytes | None]:
+        """The values in the order of `numbered`, each in PostgreSQL's text form (a time in ISO
+        8601 with its offset, which a timestamptz column reads as the same instant)."""
+        return [_pg_text(values[name]) for name in self.names]
+
+
+def _pg_text(value: object) -> bytes | None:
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        if value.tzinfo is None:  # as psycopg sends a naive time: the column reads it as UTC (the session's zone)
+            raise ValueError("a naive time for an outbox column")
+        return value.isoformat().encode()
+    if isinstance(value, str) and "\x00" in value:  # libpq would end the value there
+        raise ValueError("a NUL in an outbox text value")
+    if isinstance(value, bool | int | str):
+        return str(value).encode()
+    raise TypeError(f"an outbox value of type {type(value).__name__}")
+
+
+def _stored(detail: str) -> str:
+    """A relay's words as a text column keeps them on every database: a NUL (which PostgreSQL's
+    text refuses) as U+FFFD."""
+    return detail.replace("\x00", "\ufffd")
 
 
 def _column(name: str) -> Column[Any]:
@@ -86,7 +116,14 @@ def _column(name: str) -> Column[Any]:
 class _Outcomes:
     """Each sent mail's outcome committed in the sending thread, one statement and one commit a
     mail, on a driver connection the drain keeps (SQLite: autocommit, the statement its own
-    transaction; PostgreSQL: autocommit without waiting for the server's fsync), and counted."""
+    transaction; PostgreSQL: autocommit without waiting for the server's fsync), and counted.
+
+    `write` commits one outcome and returns when it is committed. `start` and `finish` split
+    it: `start` as the relay answers for a mail, `finish` before the next mail's final "."
+    (`drain`): on PostgreSQL `start` sends the statement and `finish` waits for its answer, so
+    the server's round trip runs while the next mail's MAIL, RCPT, DATA and content go to the
+    relay; elsewhere `finish` does it all. One outcome at most is started and not finished: a
+    `start` finishes the one before first, so outcomes are committed in order."""
 
     def __init__(self, db: Database, clock: Clock, settings: Settings, faults: Faults) -> None:
         self.db = db
@@ -98,6 +135,8 @@ class _Outcomes:
         self.postgres = dialect.name == "postgresql"
         self.statements = {outcome: _Statement(dialect, columns) for outcome, columns in _SET_WHEN.items()}
         self._raw: PoolProxiedConnection | None = None
+        self._started: tuple[str, dict[str, object]] | None = None  # (outcome, its columns): not yet finished
+        self._sent = False  # PostgreSQL: the started outcome's statement is on its way, its answer not yet read
 
     def _connection(self) -> PoolProxiedConnection:
         raw = self._raw
@@ -125,6 +164,58 @@ class _Outcomes:
 
     def write(self, row: _Sending, result: SendResult) -> None:
         """Commit one mail's outcome."""
+        self.start(row, result)
+        self.finish()
+
+    @property
+    def unfinished(self) -> int:
+        """Outcomes started and not yet committed: 0 or 1."""
+        return 0 if self._started is None else 1
+
+    def start(self, row: _Sending, result: SendResult) -> None:
+        """One mail's outcome on its way to be committed (see the class's docstring); the one
+        started before is finished first."""
+        self.finish()
+        outcome, values = self._values(row, result)
+        self._started = (outcome, values)
+        if not self.postgres:
+            return
+        statement = self.statements[outcome]
+        try:
+            send_unanswered(self._connection(), statement.numbered, statement.as_text(values))
+        except Exception as exc:
+            self._started = None
+            self._drop()
+            raise OutcomeNotRecorded(f"the outcome of a sent mail was not recorded: {exc!r}") from exc
+        self._sent = True
+
+    def finish(self) -> None:
+        """The outcome started committed: PostgreSQL's answer read, or the statement run here."""
+        if self._started is None:
+            return
+        outcome, values = self._started
+        self._started = None
+        try:
+            if self._sent:
+                self._sent = False
+                read_answer(self._connection())
+            else:
+                statement = self.statements[outcome]
+                raw = self._connection()
+                with self.db.writing():
+                    cursor = raw.cursor()
+                    try:
+                        cursor.execute(statement.sql, statement.parameters(values))
+                    finally:
+                        cursor.close()
+        except Exception as exc:
+            self._drop()
+            raise OutcomeNotRecorded(f"the outcome of a sent mail was not recorded: {exc!r}") from exc
+        self.counts[outcome] += 1
+        self.faults.reached(CrashPoint.AFTER_RECORD)
+
+    def _values(self, row: _Sending, result: SendResult) -> tuple[str, dict[str, object]]:
+        """What becomes of the mail of `row` (logged), and the outbox columns that says."""
         attempts = row.attempts + 1
         values: dict[str, object] = {"outbox_id": row.id, "attempts": attempts}
         if result.status is SendStatus.SENT:
@@ -134,7 +225,7 @@ class _Outcomes:
         elif result.status is SendStatus.TEMPORARY and attempts < self.settings.outbox.max_attempts:
             outcome = "retrying"
             retry_at = as_utc(self.clock.now()) + backoff(attempts)
-            values.update(last_error=result.detail, next_attempt_at=retry_at)
+            values.update(last_error=_stored(result.detail), next_attempt_at=retry_at)
             log.warning(
                 "send of %s to %s failed for now (%s); retry %d at %s",
                 row.message_id,
@@ -145,22 +236,9 @@ class _Outcomes:
             )
         else:
             outcome = "failed"
-            values.update(status=OutboxStatus.FAILED.value, last_error=result.detail)
+            values.update(status=OutboxStatus.FAILED.value, last_error=_stored(result.detail))
             log.error("send of %s to %s failed for good: %s", row.message_id, row.recipient, result.detail)
-        statement = self.statements[outcome]
-        try:
-            raw = self._connection()
-            with self.db.writing():
-                cursor = raw.cursor()
-                try:
-                    cursor.execute(statement.sql, statement.parameters(values))
-                finally:
-                    cursor.close()
-        except Exception as exc:
-            self._drop()
-            raise OutcomeNotRecorded(f"the outcome of a sent mail was not recorded: {exc!r}") from exc
-        self.counts[outcome] += 1
-        self.faults.reached(CrashPoint.AFTER_RECORD)
+        return outcome, values
 
     def _drop(self) -> None:
         if self._raw is not None:
@@ -170,6 +248,9 @@ class _Outcomes:
     def close(self) -> None:
         """The connection back to the pool as the pool gave it (PostgreSQL: the server's own
         synchronous_commit again, autocommit off)."""
+        if self._sent:  # a statement whose answer was never read (the send ended in an error): not reused
+            self._sent, self._started = False, None
+            self._drop()
         raw, self._raw = self._raw, None
         if raw is None:
             return
@@ -230,7 +311,9 @@ def drain(
     (`SmtpMailer`), mail N's outcome is committed when mail N+1's content has gone to the relay,
     just before its final "." (the moment the relay could accept it): the commit runs while the
     relay reads that content, with the guarantee of a commit before the next send and without a
-    database round trip between every two mails. Otherwise each outcome is committed as the
+    database round trip between every two mails (on PostgreSQL the statement is sent as the
+    relay answers for mail N, and its answer read there: `_Outcomes.start`, `finish`; the
+    server's round trip runs while mail N+1 goes to the relay). Otherwise each outcome is committed as the
     relay answers. Either way in the sending thread, one statement a mail. Every outcome given
     is committed before the next batch is read, and no row is handed to the mailer twice in
     one drain.
@@ -238,27 +321,25 @@ def drain(
     outcomes = _Outcomes(db, clock, settings, faults)
     handed: set[int] = set()  # the rows handed to the mailer: never twice in one drain
     by_message_id: dict[str, _Sending] = {}  # handed, no outcome yet
-    unrecorded: list[tuple[_Sending, SendResult]] = []  # answered, not yet committed (a mailer that settles)
 
     def settle() -> None:
-        """Commit every outcome the relay has given and that is not committed yet, in order."""
-        while unrecorded:
-            outcomes.write(*unrecorded[0])
-            del unrecorded[0]
+        """Commit the outcome the relay has given and that is not committed yet (one at most:
+        each is started as it comes, the one before finished first)."""
+        outcomes.finish()
 
     def record(result: SendResult) -> None:
         """The relay has answered for one mail."""
         faults.reached(CrashPoint.AFTER_SEND)
         row = by_message_id.pop(result.message_id)
         if mailer.settles:
-            unrecorded.append((row, result))
+            outcomes.start(row, result)  # committed by the next `settle`, before the next mail's final "."
         else:
             outcomes.write(row, result)
 
     def batches() -> Iterator[OutgoingMail]:
         """The mails due, a batch at a time, each batch read when the last mail of the one
         before has its outcome (asked for by the mailer between two mails)."""
-        while limit is None or sum(outcomes.counts.values()) + len(unrecorded) < limit:
+        while limit is None or sum(outcomes.counts.values()) + outcomes.unfinished < limit:
             settle()  # every outcome of the batch before committed before the next is read
             rows = [r for r in _due(db, clock.now(), settings.outbox.batch_size) if r.id not in handed]
             if not rows:

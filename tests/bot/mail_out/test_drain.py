@@ -15,8 +15,8 @@ from sqlalchemy import delete, func, select
 
 from bot.clock import FixedClock
 from bot.db import Database
-from bot.faults import CrashPoint
-from bot.mail_out.drain import drain
+from bot.faults import NO_FAULTS, CrashPoint
+from bot.mail_out.drain import DrainReport, OutcomeNotRecorded, _due, _Outcomes, drain
 from bot.mail_out.mailer import OutgoingMail, SendResult, SendStatus
 from bot.mail_out.smtp import SmtpMailer
 from bot.models import Outbox, OutboxBody, OutboxStatus
@@ -259,3 +259,111 @@ def _settings(tmp_path: Path, db_url: str) -> Settings:
     """Batches of 3: the 7 mails in three batches."""
     settings = make_settings(tmp_path)
     return replace(settings, database=DatabaseSettings(url=db_url), outbox=replace(settings.outbox, batch_size=3))
+
+
+@pytest.mark.both_databases
+def test_an_outcome_started_is_committed_when_finished_and_in_order(db_url: str, tmp_path: Path) -> None:
+    """`_Outcomes.start` as the relay answers, `finish` before the next mail's final "."
+    (PostgreSQL: the statement sent at `start`, its answer read at `finish`): once finished the
+    row says what became of its mail; a second `start` finishes the first before it."""
+    settings = _settings(tmp_path, db_url)
+    db = Database(db_url)
+    try:
+        with db.transaction() as session:
+            session.add_all([_row(n) for n in range(3)])
+        first, second, third = _due(db, T0, 3)
+        outcomes = _Outcomes(db, FixedClock(T0), settings, NO_FAULTS)
+        try:
+            outcomes.start(first, SendResult(first.message_id, SendStatus.SENT))
+            assert outcomes.unfinished == 1
+            outcomes.start(second, SendResult(second.message_id, SendStatus.TEMPORARY, "451 busy, try later"))
+            assert outcomes.counts["sent"] == 1 and outcomes.unfinished == 1
+            outcomes.finish()
+            outcomes.write(third, SendResult(third.message_id, SendStatus.PERMANENT, "550 no such user"))
+            assert outcomes.unfinished == 0
+        finally:
+            outcomes.close()
+        with db.read() as session:
+            rows = session.execute(select(Outbox.status, Outbox.attempts, Outbox.last_error).order_by(Outbox.id)).all()
+        assert [tuple(r) for r in rows] == [
+            (OutboxStatus.SENT, 1, ""),
+            (OutboxStatus.PENDING, 1, "451 busy, try later"),
+            (OutboxStatus.FAILED, 1, "550 no such user"),
+        ]
+        assert outcomes.report() == DrainReport(sent=1, retrying=1, failed=1)
+    finally:
+        db.dispose()
+
+
+@pytest.mark.both_databases
+def test_an_outcome_the_database_refuses_is_not_recorded_and_its_connection_not_reused(
+    db_url: str, tmp_path: Path
+) -> None:
+    """A statement the database refuses (here: one naming a table that is not there):
+    `OutcomeNotRecorded` where its commit is asked for, nothing counted, and the next outcome
+    is committed on a fresh connection."""
+    settings = _settings(tmp_path, db_url)
+    db = Database(db_url)
+    try:
+        with db.transaction() as session:
+            session.add_all([_row(n) for n in range(2)])
+        first, second = _due(db, T0, 2)
+        outcomes = _Outcomes(db, FixedClock(T0), settings, NO_FAULTS)
+        statement = outcomes.statements["retrying"]
+        statement.sql = statement.sql.replace("outbox", "no_such_table", 1)
+        statement.numbered = statement.numbered.replace(b"outbox", b"no_such_table", 1)
+        try:
+            with pytest.raises(OutcomeNotRecorded):
+                outcomes.start(first, SendResult(first.message_id, SendStatus.TEMPORARY, "451 busy"))
+                outcomes.finish()
+            assert outcomes.unfinished == 0 and outcomes.report() == DrainReport()
+            outcomes.write(second, SendResult(second.message_id, SendStatus.SENT))
+        finally:
+            outcomes.close()
+        with db.read() as session:
+            rows = session.execute(select(Outbox.status, Outbox.attempts).order_by(Outbox.id)).all()
+        assert [tuple(r) for r in rows] == [(OutboxStatus.PENDING, 0), (OutboxStatus.SENT, 1)]
+    finally:
+        db.dispose()
+
+
+@pytest.mark.both_databases
+def test_a_relays_answer_with_a_nul_is_recorded_on_every_database(db_url: str, tmp_path: Path) -> None:
+    """A relay's answer is not trusted to be printable: one with a NUL in it (which no
+    PostgreSQL text column takes) is recorded with U+FFFD in its place, on SQLite alike, and the
+    drain goes on."""
+    settings = _settings(tmp_path, db_url)
+    db = Database(db_url)
+    try:
+        with db.transaction() as session:
+            session.add_all([_row(n) for n in range(1)])
+        (row,) = _due(db, T0, 1)
+        outcomes = _Outcomes(db, FixedClock(T0), settings, NO_FAULTS)
+        try:
+            outcomes.write(row, SendResult(row.message_id, SendStatus.TEMPORARY, "451 \x00busy"))
+        finally:
+            outcomes.close()
+        with db.read() as session:
+            assert session.execute(select(Outbox.last_error)).scalar_one() == "451 \ufffdbusy"
+    finally:
+        db.dispose()
+
+
+@pytest.mark.both_databases
+def test_an_outcome_started_and_never_finished_leaves_no_connection_behind(db_url: str, tmp_path: Path) -> None:
+    """A send that ends in an error between `start` and `finish`: `close` gives no connection
+    with an answer still unread back to the pool; the database is usable as before."""
+    settings = _settings(tmp_path, db_url)
+    db = Database(db_url)
+    try:
+        with db.transaction() as session:
+            session.add_all([_row(n) for n in range(1)])
+        (row,) = _due(db, T0, 1)
+        outcomes = _Outcomes(db, FixedClock(T0), settings, NO_FAULTS)
+        outcomes.start(row, SendResult(row.message_id, SendStatus.SENT))
+        outcomes.close()
+        for _ in range(3):  # every connection the pool holds answers its own statements
+            with db.read() as session:
+                assert session.execute(select(func.count()).select_from(Outbox)).scalar_one() == 1
+    finally:
+        db.dispose()
