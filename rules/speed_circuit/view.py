@@ -213,12 +213,13 @@ def build_view(
 def player_view(state: RaceState, public: SpeedCircuitView, player: PlayerId) -> SpeedCircuitView:
     """`public` (the public view of `state`) with `player`'s own part: their private lines,
     their plot options and the map of them (`PRIVATE_FIELDS`)."""
+    private = tuple(private_lines(state, state.car(player)))  # KeyError for a player not in the race
     options = plot_options(state, player)
     plot_map: tuple[str, ...] = ()
     if options is not None:
         names = {c.space: c.player for c in state.cars if c.on_track and c.space is not None and c.player != player}
         plot_map = options_text(state.track, options, names)
-    return replace(public, private=tuple(private_lines(state, state.car(player))), options=options, plot_map=plot_map)
+    return replace(public, private=private, options=options, plot_map=plot_map)
 
 
 def _table_and_cars(
