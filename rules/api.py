@@ -571,6 +571,15 @@ class Game(Protocol[S, O]):
         """
         ...
 
+    def player_view(self, state: S, public: View, player: PlayerId) -> View:
+        """`view(state, resolution, player)`, given `public`, the view of `state` and
+        `resolution` for `Viewer.PUBLIC`: that view with the player's own part put in
+        (``private`` and the fields its class names in ``PRIVATE_FIELDS``), every other field
+        the public one's. The letters of a turn work the public view out once and each seat's
+        own part alone. Raises TypeError when `public` is not this game's view.
+        """
+        ...
+
     # -- GM overrides -----------------------------------------------------------------
     def set_figure(self, state: S, player: PlayerId, name: str, value: str) -> S:
         """GM ``SET``: adjust one figure; raises FigureError with the allowed names or range."""

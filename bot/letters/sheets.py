@@ -157,11 +157,14 @@ def seat_context(
         said = (claims.of_turn(game, turn),)  # a turn that needs no orders is run at once: no claim
     labels = cache.labels_of(game)
     ctx = game_context(shell, game, rules)
+    # The public view is worked out once for the turn's letters (the report's); each seat's view
+    # is it with the seat's own part put in (`Game.player_view`), a new value for each seat.
+    report = public_report(shell.renderer, cache, rules, state, outcome, labels)
     ctx.update(
         {
             "seat": _seat_words(seat, labels),
-            "view": rules.view(state, outcome.resolution if outcome else None, seat.name),
-            "report": public_report(shell.renderer, cache, rules, state, outcome, labels),
+            "view": rules.player_view(state, report.view, seat.name),
+            "report": report,
             "robots": labels,
             "turn": {
                 "number": turn.number if turn else None,

@@ -18,6 +18,7 @@ from rules.api import (
     RobotLevel,
     Stall,
     Standings,
+    View,
     Viewer,
 )
 from rules.racecraft import parse, resolve, robot, storage, view
@@ -202,6 +203,11 @@ class Racecraft:
 
     def view(self, state: Race, resolution: Resolution[Race] | None, viewer: PlayerId | Viewer) -> RacecraftView:
         return view.view(state, resolution, viewer)
+
+    def player_view(self, state: Race, public: View, player: PlayerId) -> RacecraftView:
+        if not isinstance(public, RacecraftView):
+            raise TypeError(f"not a Racecraft view: {type(public).__name__}")
+        return view.player_view(state, public, player)
 
     # -- GM overrides -----------------------------------------------------------------
     def set_figure(self, state: Race, player: PlayerId, name: str, value: str) -> Race:

@@ -9,7 +9,7 @@ of places over the turns, drawn from `RacecraftView.runners` (every runner's pla
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rules.api import Event, Placing, PlayerId, Resolution, TableRow, View, Viewer, competition_places
 from rules.racecraft.model import Race, Stage, names_text, ordinal, score_text
@@ -84,6 +84,16 @@ def private_lines(race: Race, player: PlayerId) -> list[str]:
 
 
 def view(race: Race, resolution: Resolution[Race] | None, viewer: PlayerId | Viewer) -> RacecraftView:
+    public = _public_view(race, resolution)
+    return public if isinstance(viewer, Viewer) else player_view(race, public, viewer)
+
+
+def player_view(race: Race, public: RacecraftView, player: PlayerId) -> RacecraftView:
+    """`public` (the public view of `race`) with `player`'s private lines: their view."""
+    return replace(public, private=tuple(private_lines(race, player)))
+
+
+def _public_view(race: Race, resolution: Resolution[Race] | None) -> RacecraftView:
     events: tuple[Event, ...] = resolution.events if resolution is not None else ()
     finished = race.stage is Stage.FINISHED
     # During the race a place is the rule's position, numbered densely (racecraft.md,
@@ -116,7 +126,7 @@ def view(race: Race, resolution: Resolution[Race] | None, viewer: PlayerId | Vie
         columns=COLUMNS,
         table=tuple(table),
         events=tuple(event.text for event in events),
-        private=() if isinstance(viewer, Viewer) else tuple(private_lines(race, viewer)),
+        private=(),
         summary=summary(race),
         turn=min(race.turn, race.turns),
         turns=race.turns,

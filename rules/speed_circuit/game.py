@@ -20,6 +20,7 @@ from rules.api import (
     RobotLevel,
     Stall,
     Standings,
+    View,
     Viewer,
 )
 from rules.speed_circuit import parse, robot, storage, view
@@ -341,6 +342,11 @@ class SpeedCircuit:
         self, state: RaceState, resolution: Resolution[RaceState] | None, viewer: PlayerId | Viewer
     ) -> SpeedCircuitView:
         return view.build_view(state, resolution, viewer)
+
+    def player_view(self, state: RaceState, public: View, player: PlayerId) -> SpeedCircuitView:
+        if not isinstance(public, SpeedCircuitView):
+            raise TypeError(f"not a Speed Circuit view: {type(public).__name__}")
+        return view.player_view(state, public, player)
 
     # -- GM overrides -----------------------------------------------------------------
     def set_figure(self, state: RaceState, player: PlayerId, name: str, value: str) -> RaceState:

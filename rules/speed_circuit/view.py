@@ -11,7 +11,7 @@ what it costs) and the same as a text map (`plot_map`), both private to that pla
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from rules.api import Honour, PlayerId, Resolution, Standings, TableRow, View, Viewer, placings
@@ -186,16 +186,7 @@ def build_view(
     notes = _notes(state)
     rows = sorted({track.space(s).row for s in on_track} | set(notes))
     window = _window(rows, track.rows)
-    private: list[str] = []
-    options: PlotOptions | None = None
-    plot_map: tuple[str, ...] = ()
-    if not isinstance(viewer, Viewer):
-        private = private_lines(state, state.car(viewer))
-        options = plot_options(state, viewer)
-        if options is not None:
-            names = {c.space: c.player for c in state.cars if c.on_track and c.space is not None and c.player != viewer}
-            plot_map = options_text(track, options, names)
-    return SpeedCircuitView(
+    public = SpeedCircuitView(
         title="Speed Circuit",
         turn_label=turn_label(state),
         finished=state.phase is Phase.FINISHED,
@@ -203,7 +194,7 @@ def build_view(
         columns=COLUMNS,
         table=tuple(table),
         events=() if resolution is None else tuple(e.text for e in resolution.events),
-        private=tuple(private),
+        private=(),
         summary=summary(state),
         honours=(Honour("pole", state.pole),) if state.pole is not None else (),
         track=plan_track(track),
@@ -213,9 +204,22 @@ def build_view(
         if window
         else "",
         racing_lines=tuple(sorted(track.lines.values(), key=lambda line: line.id)),
-        options=options,
-        plot_map=plot_map,
+        options=None,
+        plot_map=(),
     )
+    return public if isinstance(viewer, Viewer) else player_view(state, public, viewer)
+
+
+def player_view(state: RaceState, public: SpeedCircuitView, player: PlayerId) -> SpeedCircuitView:
+    """`public` (the public view of `state`) with `player`'s own part: their private lines,
+    their plot options and the map of them (`PRIVATE_FIELDS`)."""
+    private = tuple(private_lines(state, state.car(player)))  # KeyError for a player not in the race
+    options = plot_options(state, player)
+    plot_map: tuple[str, ...] = ()
+    if options is not None:
+        names = {c.space: c.player for c in state.cars if c.on_track and c.space is not None and c.player != player}
+        plot_map = options_text(state.track, options, names)
+    return replace(public, private=private, options=options, plot_map=plot_map)
 
 
 def _table_and_cars(

@@ -20,6 +20,7 @@ from rules.api import (
     RobotLevel,
     Stall,
     Standings,
+    View,
     Viewer,
 )
 from rules.speedphreakz import parse, robot, storage, view
@@ -305,6 +306,11 @@ class SpeedPhreakz:
 
     def view(self, state: Race, resolution: Resolution[Race] | None, viewer: PlayerId | Viewer) -> SpeedPhreakzView:
         return view.build_view(state, resolution, viewer)
+
+    def player_view(self, state: Race, public: View, player: PlayerId) -> SpeedPhreakzView:
+        if not isinstance(public, SpeedPhreakzView):
+            raise TypeError(f"not a SpeedPhreakz view: {type(public).__name__}")
+        return view.player_view(state, public, player)
 
     # -- GM overrides -------------------------------------------------------------------
     def set_figure(self, state: Race, player: PlayerId, name: str, value: str) -> Race:

@@ -10,7 +10,7 @@ can reach and their control cost) and the same as text (`plot_map`), private to 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import ClassVar
 
 from rules.api import Figures, Placing, PlayerId, Resolution, Standings, TableRow, View, Viewer
@@ -242,27 +242,7 @@ def build_view(race: Race, resolution: Resolution[Race] | None, viewer: PlayerId
             cars.append(
                 CarOnMap(p, car.letter, car.colour, place_of[p], car.square, car.heading, car.status, car.trail)
             )
-    private: list[str] = []
-    options: ProgramOptions | None = None
-    plot_map: tuple[str, ...] = ()
-    if isinstance(viewer, str) and any(c.player == viewer for c in race.cars):
-        options = program_options(race, viewer)
-        if race.set_up:
-            plot_map = set_up_map(race)
-        else:
-            plot_map = options_text(race, options) if options is not None else _no_options(race, race.car(viewer))
-        car = race.car(viewer)
-        for program in car.programs:
-            private.append(f"Your program for round {program.round}: {' '.join(program.actions) or '(hold position)'}")
-        if car.deficit:
-            private.append(f"Deficit carried to your next first action: {car.deficit}")
-        if car.surcharge:
-            private.append(f"Crash surcharge on your next first action: {car.surcharge}")
-        if car.oil:
-            private.append("Oil: your next action will be rolled on the loss-of-control table")
-        if car.status is CarStatus.CRASHED and not race.finished:
-            private.append(f"You crashed: send RESTART x,y FACING h, ROUND {race.round} and ROUND {race.round + 1}")
-    return SpeedPhreakzView(
+    public = SpeedPhreakzView(
         title="SpeedPhreakz",
         turn_label=turn_label(race),
         finished=race.finished,
@@ -270,7 +250,7 @@ def build_view(race: Race, resolution: Resolution[Race] | None, viewer: PlayerId
         columns=COLUMNS,
         table=tuple(rows),
         events=tuple(e.text for e in resolution.events) if resolution is not None else (),
-        private=tuple(private),
+        private=(),
         summary=summary(race, places),
         circuit=race.circuit,
         cars=tuple(cars),
@@ -280,9 +260,39 @@ def build_view(race: Race, resolution: Resolution[Race] | None, viewer: PlayerId
         round=race.round,
         control=race.last_control,
         course=course(race.circuit),
-        options=options,
-        plot_map=plot_map,
+        options=None,
+        plot_map=(),
     )
+    if isinstance(viewer, Viewer) or not any(c.player == viewer for c in race.cars):
+        return public
+    return player_view(race, public, viewer)
+
+
+def player_view(race: Race, public: SpeedPhreakzView, player: PlayerId) -> SpeedPhreakzView:
+    """`public` (the public view of `race`) with `player`'s own part: their private lines,
+    their program options and the map of them (`PRIVATE_FIELDS`); `public` itself for
+    anyone without a car in the race."""
+    if not any(c.player == player for c in race.cars):
+        return public
+    private: list[str] = []
+    options = program_options(race, player)
+    plot_map: tuple[str, ...]
+    if race.set_up:
+        plot_map = set_up_map(race)
+    else:
+        plot_map = options_text(race, options) if options is not None else _no_options(race, race.car(player))
+    car = race.car(player)
+    for program in car.programs:
+        private.append(f"Your program for round {program.round}: {' '.join(program.actions) or '(hold position)'}")
+    if car.deficit:
+        private.append(f"Deficit carried to your next first action: {car.deficit}")
+    if car.surcharge:
+        private.append(f"Crash surcharge on your next first action: {car.surcharge}")
+    if car.oil:
+        private.append("Oil: your next action will be rolled on the loss-of-control table")
+    if car.status is CarStatus.CRASHED and not race.finished:
+        private.append(f"You crashed: send RESTART x,y FACING h, ROUND {race.round} and ROUND {race.round + 1}")
+    return replace(public, private=tuple(private), options=options, plot_map=plot_map)
 
 
 def _no_options(race: Race, car: Car) -> tuple[str, ...]:

@@ -15,6 +15,7 @@ the shape is the contract)"::
         def resolve(self, state, orders, rng) -> Resolution[S]       # pure; total on legal input
         def is_complete(self, state, player, orders) -> bool          # a full set for this turn
         def view(self, state, resolution, viewer) -> View             # typed; carries geometry
+        def player_view(self, state, public, player) -> View         # the public view + their own part
         def dump_state(self, state) -> dict; def load_state(self, data) -> S   # versioned JSON
         def order_help(self, state, player) -> str                   # the grammar; also HELP
 
@@ -225,6 +226,14 @@ def test_game_is_the_protocol_with_its_annotated_types(name: str) -> None:
     view = game.view(state, None, Viewer.PUBLIC)
     assert isinstance(view, View) and type(view) is not View
     assert typing.get_type_hints(type(game).view)["return"] is type(view)
+    assert typing.get_type_hints(type(game).player_view)["return"] is type(view)
+    other = next(find_game(n) for n in NAMES if n != name)
+    with pytest.raises(TypeError):
+        game.player_view(
+            state,
+            other.view(other.new_game(players(other.min_players), {}, turn_rng(0, 0)), None, Viewer.PUBLIC),
+            players(1)[0],
+        )
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -435,6 +444,8 @@ def test_views_are_typed_and_a_players_view_adds_only_their_own_part(name: str, 
         _check_common_fields(mine)
         own = {"private": (), **{name: getattr(public, name) for name in extra}}
         assert dataclasses.replace(mine, **own) == public
+        # The same view from the public one and the player's own part alone (the letters' way).
+        assert game.player_view(state, public, player) == mine
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -267,6 +267,9 @@ class DashGame:
             summary="",
         )
 
+    def player_view(self, state: Dash, public: View, player: str) -> View:
+        return public
+
     # The rest of the protocol, which a script never asks for: the plainest answers.
     def option_help(self) -> str:
         return "turns: how many turns (default 2)"

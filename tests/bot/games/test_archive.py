@@ -183,17 +183,24 @@ def test_the_archive_shows_nothing_private(
     """The archive shows only what the public report shows: no player's private
     part on any page."""
     game_type = type(find_game(kind))
-    original = game_type.view
+    original, original_player = game_type.view, game_type.player_view
 
-    def view(self: Any, state: Any, resolution: Any, viewer: Any) -> Any:
-        data = dict(original(self, state, resolution, viewer))
-        if not isinstance(viewer, Viewer):
-            private = data["private"]
-            assert isinstance(private, list | tuple)
-            data["private"] = [*private, f"SECRET-LINE-OF-{viewer}"]
+    def secret(view: Any, viewer: Any) -> dict[str, Any]:
+        data = dict(view)
+        private = data["private"]
+        assert isinstance(private, list | tuple)
+        data["private"] = [*private, f"SECRET-LINE-OF-{viewer}"]
         return data
 
+    def view(self: Any, state: Any, resolution: Any, viewer: Any) -> Any:
+        data = original(self, state, resolution, viewer)
+        return data if isinstance(viewer, Viewer) else secret(data, viewer)
+
+    def player_view(self: Any, state: Any, public: Any, player: Any) -> Any:
+        return secret(original_player(self, state, public, player), player)
+
     monkeypatch.setattr(game_type, "view", view)
+    monkeypatch.setattr(game_type, "player_view", player_view)
     root = with_archive(app, tmp_path)
     seats = play(app, kind, 2)
     mailer = app.mailer

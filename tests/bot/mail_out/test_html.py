@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import re
+import urllib.parse
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -162,17 +163,24 @@ def test_html_escapes_what_players_chose(app: TestApp) -> None:
 def _with_secrets(monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
     """Give every player a private line naming them, so a leak would show."""
     game_type = type(find_game(kind))
-    original = game_type.view
+    original, original_player = game_type.view, game_type.player_view
 
-    def view(self: Any, state: Any, resolution: Any, viewer: Any) -> Mapping[str, Any]:
-        data = dict(original(self, state, resolution, viewer))
-        if not isinstance(viewer, Viewer):
-            private = data["private"]
-            assert isinstance(private, list | tuple)
-            data["private"] = [*private, f"SECRET-LINE-OF-{viewer}"]
+    def secret(view: Any, viewer: Any) -> Mapping[str, Any]:
+        data = dict(view)
+        private = data["private"]
+        assert isinstance(private, list | tuple)
+        data["private"] = [*private, f"SECRET-LINE-OF-{viewer}"]
         return data
 
+    def view(self: Any, state: Any, resolution: Any, viewer: Any) -> Mapping[str, Any]:
+        data = original(self, state, resolution, viewer)
+        return data if isinstance(viewer, Viewer) else secret(data, viewer)
+
+    def player_view(self: Any, state: Any, public: Any, player: Any) -> Mapping[str, Any]:
+        return secret(original_player(self, state, public, player), player)
+
     monkeypatch.setattr(game_type, "view", view)
+    monkeypatch.setattr(game_type, "player_view", player_view)
 
 
 @pytest.mark.parametrize("kind", game_names())
@@ -356,3 +364,41 @@ def test_the_text_part_holds_the_map_to_plot_from(app: TestApp, kind: str) -> No
         assert re.search(r"^\s+0123456789", text, flags=re.M), "no x ruler"
         assert re.search(r"^\s+\d+ [#.,:oS A-Z]+\s+[#@123-]+$", text, flags=re.M), "no map row with its y"
         assert "Furthest along at 1" in text
+
+
+@pytest.mark.parametrize("kind", game_names())
+def test_each_seats_letter_of_a_turn_holds_its_own_part_links_and_address_alone(
+    app: TestApp, kind: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The letters of one turn share what they show alike (the public view, the fragments
+    rendered once, the encoded blocks): each seat's letter still holds its own private part,
+    its own one-tap links and its own reply address, and no other seat's, in its text and its
+    HTML."""
+    _with_secrets(monkeypatch, kind)
+    seats = start(app, kind)
+    run_turns(app, 2)
+    replies: dict[str, set[str]] = {seat: set() for seat in seats}
+    seen = tapped = 0
+    for msg in mails(app):
+        to = msg["To"].addresses[0].addr_spec
+        owner = to.split("@")[0]
+        if owner not in replies or kind_of(msg) not in ("results", "turn_sheet"):
+            continue
+        reply_to = msg["Reply-To"].addresses[0].addr_spec
+        assert f"+g1.{owner}." in reply_to, (msg["Subject"], reply_to)
+        replies[owner].add(reply_to)
+        text = body_of(msg)
+        source, _ = parse_html(msg)
+        links = {urllib.parse.unquote(href.split("?")[0]) for href in re.findall(r'href="mailto:([^"]+)"', source)}
+        assert links <= {reply_to}, (msg["Subject"], links)  # every one-tap link goes to this seat's own address
+        tapped += len(links)
+        for seat in seats:
+            mine = seat == owner
+            assert (f"SECRET-LINE-OF-{seat}" in text) == mine, (msg["Subject"], to, seat)
+            assert (f"SECRET-LINE-OF-{seat}" in source) == mine, (msg["Subject"], to, seat)
+            assert mine or f"+g1.{seat}." not in source + text, (msg["Subject"], to, seat)
+        seen += 1
+    assert seen >= 2 * len(seats)
+    assert tapped or kind == "speedphreakz"  # the one game without one-line orders
+    assert all(len(addresses) == 1 for addresses in replies.values())  # one reply address for each seat
+    assert len(set().union(*replies.values())) == len(seats)
