@@ -203,7 +203,7 @@ def work_out_due(shell: Shell, due: Due) -> list[WorkedOut]:
                 select(Game).where(Game.id.in_(game_ids)).options(selectinload(Game.seats).selectinload(Seat.player))
             )
         }
-        for read in games.values():  # each seat's game is the one read: no lookup a seat and letter
+        for read in games.values():  # a seat's game: the one read with it, no lookup per letter
             for seat in read.seats:
                 set_committed_value(seat, "game", read)
         turn_rows = {turn.id: turn for turn in session.scalars(select(Turn).where(Turn.id.in_(turn_ids)))}
