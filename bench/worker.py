@@ -145,7 +145,8 @@ def _timed(work: Callable[[], dict[str, Any]], profile: str | None) -> dict[str,
 def count_statements(engine: Engine) -> Counter[str]:
     """Every round trip the engine makes, counted by the statement's first word (an
     executemany is one), with BEGIN, COMMIT and ROLLBACK as the connections report them and
-    each connection handed out of the pool (`CHECKOUT`: on PostgreSQL a pre-ping is one more)."""
+    each connection handed out of the pool (`CHECKOUT`: on PostgreSQL one that lay idle a second
+    or more is pinged first, one round trip more: `bot.db.PING_AFTER_IDLE`)."""
     counts: Counter[str] = Counter()
 
     @event.listens_for(engine, "before_cursor_execute")

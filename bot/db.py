@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,6 +28,7 @@ from sqlalchemy import (
     tuple_,
 )
 from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.orm import DeclarativeBase, QueryableAttribute, Session, sessionmaker
 
 from bot.resources import alembic_ini_path, migrations_path
@@ -70,8 +72,9 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
             conn.exec_driver_sql("BEGIN" if conn.get_execution_options().get(_READ_ONLY) else "BEGIN IMMEDIATE")
 
         return engine
-    kwargs.setdefault("pool_pre_ping", True)
     engine = create_engine(url, **kwargs)
+    if not kwargs.get("pool_pre_ping"):
+        _ping_when_idle(engine)
     if engine.dialect.driver == "psycopg":
 
         @event.listens_for(engine, "connect")
@@ -83,6 +86,40 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
             dbapi_connection.adapters.register_dumper(list, ListBinaryDumper)
 
     return engine
+
+
+# A pooled connection that lay idle this long (seconds) is pinged before it is handed out again.
+PING_AFTER_IDLE = 1.0
+_IDLE_SINCE = "flagman_idle_since"  # the pool entry's info: when it was handed back (monotonic)
+
+
+def _ping_when_idle(engine: Engine) -> None:
+    """A connection handed out of `engine`'s pool is pinged first (a round trip) when it lay
+    in the pool `PING_AFTER_IDLE` seconds or more, and replaced if the server has closed it
+    (a restart, an idle timeout): what SQLAlchemy's ``pool_pre_ping`` does for every checkout.
+    A connection handed back and out again sooner is handed out as it is (the deadline writes
+    each turn in a transaction of its own, one after another: a ping each would be a sixth of
+    a turn's round trips on PostgreSQL); a new connection is never pinged (the pool clears its
+    entry's info when it connects). Should the server close a connection within that second,
+    the statement that finds it closed fails, and the pool replaces every connection older
+    than that failure (SQLAlchemy's handling of a disconnect)."""
+    dialect = engine.dialect
+
+    @event.listens_for(engine, "checkin")
+    def _idle_from(_dbapi_connection: Any, record: ConnectionPoolEntry) -> None:
+        record.info[_IDLE_SINCE] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _ping_if_idle(dbapi_connection: Any, record: ConnectionPoolEntry, _proxy: Any) -> None:
+        since = record.info.pop(_IDLE_SINCE, None)
+        if since is None or time.monotonic() - since < PING_AFTER_IDLE:
+            return
+        try:
+            dialect.do_ping(dbapi_connection)
+        except dialect.loaded_dbapi.Error as error:
+            if dialect.is_disconnect(error, dbapi_connection, None):
+                raise DisconnectionError("the connection was closed while it lay in the pool") from error
+            raise
 
 
 _READ_ONLY = "flagman_read_only"

@@ -48,6 +48,7 @@ from typing import Protocol
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
+from sqlalchemy.orm.attributes import set_committed_value
 
 from bot import letters, store
 from bot.db import among
@@ -202,6 +203,9 @@ def work_out_due(shell: Shell, due: Due) -> list[WorkedOut]:
                 select(Game).where(Game.id.in_(game_ids)).options(selectinload(Game.seats).selectinload(Seat.player))
             )
         }
+        for read in games.values():  # a seat's game: the one read with it, no lookup per letter
+            for seat in read.seats:
+                set_committed_value(seat, "game", read)
         turn_rows = {turn.id: turn for turn in session.scalars(select(Turn).where(Turn.id.in_(turn_ids)))}
         subs = store.turns_submissions(session, turn_ids)
         observers.read_ahead(session, game_ids)
