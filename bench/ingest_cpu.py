@@ -62,6 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(exc))
 
     from bot.app import build_app
+    from bot.daemon.jobs import share_the_interpreter
     from bot.dice import SeededEntropy
     from bot.mail_in.parse_worker import WorkerParser
     from bot.mail_out.mailer import MaildirMailer
@@ -83,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         worker_cpu: list[float] = []
         digests: set[tuple[int, str]] = set()
         statements: list[int] = []
+        share_the_interpreter()  # this process as the service's is (Runner.start)
         for run in range(args.runs):
             put_back(root, url, pristine)
             inbox = FakeInbox(max_size=settings.limits.max_mail_bytes)

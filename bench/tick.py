@@ -106,6 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(str(exc))
 
     from bot.app import build_app
+    from bot.daemon.jobs import share_the_interpreter
     from bot.dice import SeededEntropy
     from bot.mail_in.inbox import MaildirInbox
     from bot.mail_out.mailer import MaildirMailer
@@ -125,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         worker_cpu: list[float] = []  # the turn worker's (bot.games.workers)
         wall: list[float] = []
         digests: set[tuple[int, str]] = set()
+        share_the_interpreter()  # this process as the service's is (Runner.start)
         for run in range(args.runs):
             put_back(root, url, pristine)
             app = build_app(

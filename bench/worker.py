@@ -173,6 +173,7 @@ def count_statements(engine: Engine) -> Counter[str]:
 
 def ingest_bot(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
     from bot.app import build_app
+    from bot.daemon.jobs import share_the_interpreter
     from bot.mail_in.parse_worker import WorkerParser
 
     settings = load_settings(args["settings"])
@@ -182,6 +183,7 @@ def ingest_bot(args: dict[str, Any], profile: str | None) -> dict[str, Any]:
     # The parse worker started before the clock, as a service that has read a batch has it (a
     # fresh interpreter's start and imports are not timed, as this process's own are not).
     started = app.parser.start(service.parse_options()) if isinstance(app.parser, WorkerParser) else False
+    share_the_interpreter()  # as Runner.start does
     ready_pids = app.parser.worker_pids() if isinstance(app.parser, WorkerParser) else ()
     start_cpu, _ = process_usage(ready_pids)
     ready = processes(ready_pids)

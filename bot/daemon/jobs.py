@@ -27,6 +27,7 @@ from bot.daemon.reload import reloaded
 from bot.fate import PollReport
 from bot.ops.metrics import Tally
 from bot.ops.notify import Notifier
+from bot.processes import tune_the_collector
 from bot.settings import Settings, load_settings
 
 log = logging.getLogger("flagman.service")
@@ -75,8 +76,10 @@ def quiet_scheduler_skips() -> None:
 
 
 def share_the_interpreter() -> None:
-    """Let the service's threads take turns often (SWITCH_INTERVAL)."""
+    """Let the service's threads take turns often (SWITCH_INTERVAL), with the collector tuned
+    as in its workers (`bot.processes.tune_the_collector`)."""
     sys.setswitchinterval(SWITCH_INTERVAL)
+    tune_the_collector()
 
 
 class Runner:

@@ -10,6 +10,7 @@ that readies it."""
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import signal
@@ -19,7 +20,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from bot.processes import Kept, WorkerFailed, WorkerPool, _start_worker
+from bot.daemon.jobs import share_the_interpreter
+from bot.processes import GC_YOUNG, Kept, WorkerFailed, WorkerPool, _start_worker
 
 log = logging.getLogger("flagman.test-processes")
 
@@ -171,3 +173,20 @@ def test_a_pool_that_cannot_get_ready_is_given_up_and_says_so(caplog: pytest.Log
     closed = WorkerPool("test worker", "the work is done", 1, log)
     closed.close()
     assert not closed.start(square, 2) and closed.worker_pids() == ()
+
+
+def collector_threshold() -> tuple[int, int, int]:
+    return gc.get_threshold()
+
+
+def test_workers_and_the_service_examine_young_objects_every_gc_young_allocations(pool: WorkerPool) -> None:
+    """`tune_the_collector`: every worker at its start, and the service's process at its start
+    (`share_the_interpreter`, Runner.start), collect the youngest generation every GC_YOUNG
+    allocations; the older generations keep the interpreter's defaults."""
+    assert pool.submit(collector_threshold).result() == (GC_YOUNG, 10, 10)
+    before = gc.get_threshold()
+    try:
+        share_the_interpreter()
+        assert gc.get_threshold() == (GC_YOUNG, *before[1:])
+    finally:
+        gc.set_threshold(*before)
