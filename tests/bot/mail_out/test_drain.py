@@ -5,10 +5,12 @@ was in flight")."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from sqlalchemy import delete, func, select
@@ -23,6 +25,9 @@ from bot.models import Outbox, OutboxBody, OutboxStatus
 from bot.settings import DatabaseSettings, Settings
 from tests.bot.conftest import make_settings
 from tests.servers import Fault, SmtpSink
+
+if TYPE_CHECKING:
+    from bot.mail_out.drain import _Sending
 
 T0 = datetime(2026, 12, 7, 5, 0, tzinfo=UTC)
 MAILS = 7
@@ -261,28 +266,42 @@ def _settings(tmp_path: Path, db_url: str) -> Settings:
     return replace(settings, database=DatabaseSettings(url=db_url), outbox=replace(settings.outbox, batch_size=3))
 
 
+@contextmanager
+def _outcomes(db_url: str, tmp_path: Path, mails: int) -> Iterator[tuple[Database, _Outcomes, list[_Sending]]]:
+    """`mails` pending outbox rows on the database `db_url`, read as the drain reads them, and
+    an `_Outcomes` to record what became of them (closed after)."""
+    db = Database(db_url)
+    try:
+        with db.transaction() as session:
+            session.add_all([_row(n) for n in range(mails)])
+        rows = _due(db, T0, mails)
+        outcomes = _Outcomes(db, FixedClock(T0), _settings(tmp_path, db_url), NO_FAULTS)
+        try:
+            yield db, outcomes, rows
+        finally:
+            outcomes.close()
+    finally:
+        db.dispose()
+
+
+def _sent(row: _Sending, status: SendStatus = SendStatus.SENT, detail: str = "") -> SendResult:
+    return SendResult(row.message_id, status, detail)
+
+
 @pytest.mark.both_databases
 def test_an_outcome_started_is_committed_when_finished_and_in_order(db_url: str, tmp_path: Path) -> None:
     """`_Outcomes.start` as the relay answers, `finish` before the next mail's final "."
     (PostgreSQL: the statement sent at `start`, its answer read at `finish`): once finished the
     row says what became of its mail; a second `start` finishes the first before it."""
-    settings = _settings(tmp_path, db_url)
-    db = Database(db_url)
-    try:
-        with db.transaction() as session:
-            session.add_all([_row(n) for n in range(3)])
-        first, second, third = _due(db, T0, 3)
-        outcomes = _Outcomes(db, FixedClock(T0), settings, NO_FAULTS)
-        try:
-            outcomes.start(first, SendResult(first.message_id, SendStatus.SENT))
-            assert outcomes.unfinished == 1
-            outcomes.start(second, SendResult(second.message_id, SendStatus.TEMPORARY, "451 busy, try later"))
-            assert outcomes.counts["sent"] == 1 and outcomes.unfinished == 1
-            outcomes.finish()
-            outcomes.write(third, SendResult(third.message_id, SendStatus.PERMANENT, "550 no such user"))
-            assert outcomes.unfinished == 0
-        finally:
-            outcomes.close()
+    with _outcomes(db_url, tmp_path, 3) as (db, outcomes, (first, second, third)):
+        outcomes.start(first, _sent(first))
+        assert outcomes.unfinished == 1
+        outcomes.start(second, _sent(second, SendStatus.TEMPORARY, "451 busy, try later"))
+        assert outcomes.counts["sent"] == 1 and outcomes.unfinished == 1
+        outcomes.finish()
+        outcomes.write(third, _sent(third, SendStatus.PERMANENT, "550 no such user"))
+        assert outcomes.unfinished == 0
+        assert outcomes.report() == DrainReport(sent=1, retrying=1, failed=1)
         with db.read() as session:
             rows = session.execute(select(Outbox.status, Outbox.attempts, Outbox.last_error).order_by(Outbox.id)).all()
         assert [tuple(r) for r in rows] == [
@@ -290,9 +309,6 @@ def test_an_outcome_started_is_committed_when_finished_and_in_order(db_url: str,
             (OutboxStatus.PENDING, 1, "451 busy, try later"),
             (OutboxStatus.FAILED, 1, "550 no such user"),
         ]
-        assert outcomes.report() == DrainReport(sent=1, retrying=1, failed=1)
-    finally:
-        db.dispose()
 
 
 @pytest.mark.both_databases
@@ -302,29 +318,18 @@ def test_an_outcome_the_database_refuses_is_not_recorded_and_its_connection_not_
     """A statement the database refuses (here: one naming a table that is not there):
     `OutcomeNotRecorded` where its commit is asked for, nothing counted, and the next outcome
     is committed on a fresh connection."""
-    settings = _settings(tmp_path, db_url)
-    db = Database(db_url)
-    try:
-        with db.transaction() as session:
-            session.add_all([_row(n) for n in range(2)])
-        first, second = _due(db, T0, 2)
-        outcomes = _Outcomes(db, FixedClock(T0), settings, NO_FAULTS)
+    with _outcomes(db_url, tmp_path, 2) as (db, outcomes, (first, second)):
         statement = outcomes.statements["retrying"]
         statement.sql = statement.sql.replace("outbox", "no_such_table", 1)
         statement.numbered = statement.numbered.replace(b"outbox", b"no_such_table", 1)
-        try:
-            with pytest.raises(OutcomeNotRecorded):
-                outcomes.start(first, SendResult(first.message_id, SendStatus.TEMPORARY, "451 busy"))
-                outcomes.finish()
-            assert outcomes.unfinished == 0 and outcomes.report() == DrainReport()
-            outcomes.write(second, SendResult(second.message_id, SendStatus.SENT))
-        finally:
-            outcomes.close()
+        with pytest.raises(OutcomeNotRecorded):
+            outcomes.start(first, _sent(first, SendStatus.TEMPORARY, "451 busy"))
+            outcomes.finish()
+        assert outcomes.unfinished == 0 and outcomes.report() == DrainReport()
+        outcomes.write(second, _sent(second))
         with db.read() as session:
             rows = session.execute(select(Outbox.status, Outbox.attempts).order_by(Outbox.id)).all()
         assert [tuple(r) for r in rows] == [(OutboxStatus.PENDING, 0), (OutboxStatus.SENT, 1)]
-    finally:
-        db.dispose()
 
 
 @pytest.mark.both_databases
@@ -332,38 +337,19 @@ def test_a_relays_answer_with_a_nul_is_recorded_on_every_database(db_url: str, t
     """A relay's answer is not trusted to be printable: one with a NUL in it (which no
     PostgreSQL text column takes) is recorded with U+FFFD in its place, on SQLite alike, and the
     drain goes on."""
-    settings = _settings(tmp_path, db_url)
-    db = Database(db_url)
-    try:
-        with db.transaction() as session:
-            session.add_all([_row(n) for n in range(1)])
-        (row,) = _due(db, T0, 1)
-        outcomes = _Outcomes(db, FixedClock(T0), settings, NO_FAULTS)
-        try:
-            outcomes.write(row, SendResult(row.message_id, SendStatus.TEMPORARY, "451 \x00busy"))
-        finally:
-            outcomes.close()
+    with _outcomes(db_url, tmp_path, 1) as (db, outcomes, (row,)):
+        outcomes.write(row, _sent(row, SendStatus.TEMPORARY, "451 \x00busy"))
         with db.read() as session:
             assert session.execute(select(Outbox.last_error)).scalar_one() == "451 \ufffdbusy"
-    finally:
-        db.dispose()
 
 
 @pytest.mark.both_databases
 def test_an_outcome_started_and_never_finished_leaves_no_connection_behind(db_url: str, tmp_path: Path) -> None:
     """A send that ends in an error between `start` and `finish`: `close` gives no connection
     with an answer still unread back to the pool; the database is usable as before."""
-    settings = _settings(tmp_path, db_url)
-    db = Database(db_url)
-    try:
-        with db.transaction() as session:
-            session.add_all([_row(n) for n in range(1)])
-        (row,) = _due(db, T0, 1)
-        outcomes = _Outcomes(db, FixedClock(T0), settings, NO_FAULTS)
-        outcomes.start(row, SendResult(row.message_id, SendStatus.SENT))
+    with _outcomes(db_url, tmp_path, 1) as (db, outcomes, (row,)):
+        outcomes.start(row, _sent(row))
         outcomes.close()
         for _ in range(3):  # every connection the pool holds answers its own statements
             with db.read() as session:
                 assert session.execute(select(func.count()).select_from(Outbox)).scalar_one() == 1
-    finally:
-        db.dispose()
