@@ -14,8 +14,12 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from PIL import Image, ImageDraw, ImageFont
+
+if TYPE_CHECKING:
+    from PIL._imaging import ImagingCore
 
 # -- the palette: index -> RGB. Drawing uses the indices (mode "P").
 WHITE, BLACK, GREY, LIGHT, DARK, PAPER = 0, 1, 2, 3, 4, 5
@@ -70,6 +74,9 @@ class Sheet:
             image.putpalette(_PALETTE)
         self.image = image
         self.draw = ImageDraw.Draw(image)
+        # The pixel store the stamps are pasted into straight (ImageDraw draws into it too):
+        # `Image.paste` would check modes and load both images on every stamp, ~10 us each.
+        self._core = image.im
         self.smallest = 0
         """The smallest label drawn so far, text or a marker's letter, in px (0: none), for
         the legibility check."""
@@ -98,7 +105,8 @@ class Sheet:
     def paste(self, part: Sheet, xy: tuple[float, float]) -> None:
         """`part` drawn onto this sheet at `xy`, its label record kept: what was drawn past
         `part`'s edges is cut off there (a map band), and text it cut is recorded as clipped."""
-        self.image.paste(part.image, (round(xy[0]), round(xy[1])))
+        x, y = round(xy[0]), round(xy[1])
+        self._core.paste(part.image.im, (x, y, x + part.width, y + part.height))
         if part.smallest:
             self.smallest = part.smallest if not self.smallest else min(self.smallest, part.smallest)
         self.clipped += part.clipped
@@ -118,13 +126,13 @@ class Sheet:
         if not text:
             return
         self.smallest = size if not self.smallest else min(self.smallest, size)
-        mask, (left, top) = _text_mask(text, size, anchor)
+        mask, left, top, w, h = _text_stamp(text, size, anchor)
         x, y = round(xy[0]) + left, round(xy[1]) + top
-        if x < 0 or y < 0 or x + mask.width > self.width or y + mask.height > self.height:
+        if x < 0 or y < 0 or x + w > self.image.width or y + h > self.image.height:
             self.clipped.append(text)
         if halo is not None:
-            self.image.paste(halo, (x - 1, y - 1), _halo_mask(text, size, anchor))
-        self.image.paste(fill, (x, y), mask)
+            self._core.paste(halo, (x - 1, y - 1, x + w + 1, y + h + 1), _halo_stamp(text, size, anchor))
+        self._core.paste(fill, (x, y, x + w, y + h), mask)
 
     def text_width(self, text: str, size: int) -> int:
         """How wide `text` is drawn at `size` px: the ink of the one-bit drawing, as pasted
@@ -164,11 +172,11 @@ class Sheet:
 
         `hollow` (white inside) marks a car that is not where it counts (crashed, waiting).
         """
-        sprite, mask = _marker_sprite(index % len(SHAPES), letter[:1].upper(), int(r), hollow)
+        sprite, mask, side = _marker_stamp(index % len(SHAPES), letter[:1].upper(), int(r), hollow)
         size = letter_size(int(r))
         self.smallest = size if not self.smallest else min(self.smallest, size)
-        half = sprite.width // 2
-        self.image.paste(sprite, (round(x) - half, round(y) - half), mask)
+        left, top = round(x) - side // 2, round(y) - side // 2
+        self._core.paste(sprite, (left, top, left + side, top + side), mask)
 
     def png(self) -> bytes:
         """The image as PNG bytes: a palette image, zlib level 3.
@@ -225,6 +233,20 @@ def _halo_mask(text: str, size: int, anchor: str) -> Image.Image:
     return edge
 
 
+@lru_cache(maxsize=4096)
+def _text_stamp(text: str, size: int, anchor: str) -> tuple[ImagingCore, int, int, int, int]:
+    """`_text_mask` as `Sheet.text` pastes it: the mask's pixel store, its offset from the
+    anchor point and its size (the same pixels as pasting the mask image)."""
+    mask, (left, top) = _text_mask(text, size, anchor)
+    return mask.im, left, top, mask.width, mask.height
+
+
+@lru_cache(maxsize=1024)
+def _halo_stamp(text: str, size: int, anchor: str) -> ImagingCore:
+    """`_halo_mask`'s pixel store, as `Sheet.text` pastes it."""
+    return _halo_mask(text, size, anchor).im
+
+
 _KEY = 255  # a palette index never drawn with: the transparent ground of a sprite
 
 
@@ -257,6 +279,14 @@ def _marker_sprite(index: int, letter: str, r: int, hollow: bool) -> tuple[Image
     )
     mask = sheet.image.point([0 if v == _KEY else 255 for v in range(256)], "L").point(lambda v: 255 if v else 0, "1")
     return sheet.image, mask
+
+
+@lru_cache(maxsize=512)
+def _marker_stamp(index: int, letter: str, r: int, hollow: bool) -> tuple[ImagingCore, ImagingCore, int]:
+    """`_marker_sprite` as `Sheet.marker` pastes it: the sprite's and its mask's pixel
+    stores and the sprite's side (it is square)."""
+    sprite, mask = _marker_sprite(index, letter, r, hollow)
+    return sprite.im, mask.im, sprite.width
 
 
 def letter_size(r: int) -> int:
