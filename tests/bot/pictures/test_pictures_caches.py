@@ -15,6 +15,7 @@ from bot.pictures.common import (
     Sheet,
     _marker_sprite,
     _text_mask,
+    letters_for,
 )
 from tests.settled import examples
 
@@ -72,13 +73,13 @@ def test_text_from_its_cached_stamps_is_the_text_pasted_afresh(
 @given(
     st.integers(0, 20),
     st.sampled_from(["A", "b", "Z", "7", "?", "É"]),
-    st.sampled_from([6, 8, 10, 12, 14]),
+    st.sampled_from([6, 8, 10, 10.0, 10.7, 12, 14]),
     st.booleans(),
     st.floats(-15, 60, allow_nan=False),
     st.floats(-15, 60, allow_nan=False),
 )
 def test_a_marker_from_its_cached_stamp_is_the_sprite_pasted_afresh(
-    index: int, letter: str, r: int, hollow: bool, x: float, y: float
+    index: int, letter: str, r: float, hollow: bool, x: float, y: float
 ) -> None:
     """`Sheet.marker` (the sprite and its mask pasted from the cache into the image's pixel
     store) draws the pixels and the PNG of the sprite made afresh and pasted through
@@ -89,7 +90,7 @@ def test_a_marker_from_its_cached_stamp_is_the_sprite_pasted_afresh(
         sheet.marker(index, x, y, r, letter, hollow=hollow)
         by_hand = Sheet(48, 48, WHITE)
         by_hand.draw.rectangle((5, 5, 30, 30), fill=3)
-        sprite, mask = _marker_sprite.__wrapped__(index % len(SHAPES), letter.upper(), r, hollow)
+        sprite, mask = _marker_sprite.__wrapped__(index % len(SHAPES), letter.upper(), int(r), hollow)
         half = sprite.width // 2
         by_hand.image.paste(sprite, (round(x) - half, round(y) - half), mask)
         assert sheet.image.tobytes() == by_hand.image.tobytes()
@@ -110,3 +111,23 @@ def test_a_part_pasted_into_the_pixel_store_is_the_part_pasted_through_pillow(
     by_hand = Sheet(40, 30, WHITE)
     by_hand.image.paste(part.image, (round(x), round(y)))
     assert sheet.image.tobytes() == by_hand.image.tobytes()
+
+
+def _letters_by_the_list(names: list[str]) -> dict[str, str]:
+    """`letters_for` as first written: every name's choices listed in full, then the first free."""
+    taken: set[str] = set()
+    out: dict[str, str] = {}
+    for name in names:
+        choices = [c.upper() for c in name if c.isalnum()] + [chr(ord("A") + k) for k in range(26)]
+        letter = next((c for c in choices if c not in taken), "?")
+        taken.add(letter)
+        out[name] = letter
+    return out
+
+
+@settings(max_examples=examples(60, 300), deadline=None)
+@given(st.lists(st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=0x24F), max_size=6), max_size=30))
+def test_letters_for_picks_the_letters_of_the_full_list_of_choices(names: list[str]) -> None:
+    """`letters_for` (a name's own letters tried first, the alphabet only when none is free)
+    gives each player the letter the full list of choices gives, also past 26 players ("?")."""
+    assert letters_for(names) == _letters_by_the_list(names)
