@@ -158,6 +158,14 @@ class Sheet:
         left, top = round(x) - side // 2, round(y) - side // 2
         self._core.paste(sprite, (left, top, left + side, top + side), mask)
 
+    def band(self, box: tuple[float, float, float, float], radius: float, fill: int, outline: int) -> None:
+        """A rounded rectangle (`ImageDraw.rounded_rectangle`, 1 px outline), pasted from a
+        stamp drawn once per box and sheet size: the same pixels as drawing it here."""
+        stamp = _band_stamp(box, radius, fill, outline, self._w, self._h)
+        if stamp is not None:
+            sprite, mask, (left, top, right, bottom) = stamp
+            self._core.paste(sprite, (left, top, right, bottom), mask)
+
     def png(self) -> bytes:
         """The image as PNG bytes: a palette image, zlib level 3.
 
@@ -267,6 +275,29 @@ def _halo_stamp(text: str, size: int, anchor: str) -> ImagingCore:
 _KEY = 255  # a palette index never drawn with: the transparent ground of a sprite
 
 
+@lru_cache(maxsize=256)
+def _band_stamp(
+    box: tuple[float, float, float, float], radius: float, fill: int, outline: int, width: int, height: int
+) -> tuple[ImagingCore, ImagingCore, tuple[int, int, int, int]] | None:
+    """`Sheet.band` drawn on a sheet of `width` x `height` whose ground is `_KEY` (a rounded
+    rectangle sets every pixel it covers, whatever was under it), cut to what it covered: the
+    stamp's and its mask's pixel stores and where they go; None when nothing is on the sheet."""
+    if _KEY in (fill, outline):
+        raise ValueError(f"palette index {_KEY} is a stamp's transparent ground")
+    canvas = Sheet(width, height, _KEY)
+    canvas.draw.rounded_rectangle(box, radius=radius, fill=fill, outline=outline)
+    mask = _ground_mask(canvas.image)
+    covered = mask.getbbox()
+    if covered is None:
+        return None
+    return canvas.image.crop(covered).im, mask.crop(covered).im, covered
+
+
+def _ground_mask(image: Image.Image) -> Image.Image:
+    """A one-bit mask of `image`: set where it is not `_KEY`."""
+    return image.point([0 if v == _KEY else 255 for v in range(256)], "L").point(lambda v: 255 if v else 0, "1")
+
+
 @lru_cache(maxsize=512)
 def _marker_sprite(index: int, letter: str, r: int, hollow: bool) -> tuple[Image.Image, Image.Image]:
     shape = SHAPES[index]
@@ -294,8 +325,7 @@ def _marker_sprite(index: int, letter: str, r: int, hollow: bool) -> tuple[Image
         stroke_width=0 if hollow else 2,
         stroke_fill=BLACK,
     )
-    mask = sheet.image.point([0 if v == _KEY else 255 for v in range(256)], "L").point(lambda v: 255 if v else 0, "1")
-    return sheet.image, mask
+    return sheet.image, _ground_mask(sheet.image)
 
 
 @lru_cache(maxsize=512)

@@ -12,6 +12,8 @@ order now in two columns. Only the public views' runners (place and EP,
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from bot.pictures import Picture, Scene, typed_view
 from bot.pictures.common import (
     BLACK,
@@ -65,7 +67,7 @@ def draw(scene: Scene) -> Picture:
     legend_top = chart_bottom + 8
     key_top = legend_top + 16 + legend_rows * LINE + 4
     height = key_top + 14 * len(key) + MARGIN
-    sheet = Sheet(WIDTH, height)
+    sheet = _ground(tuple(title), turns, len(frames), slots, height).copy()
     draw_ = sheet.draw
     step = (WIDTH - LEFT - MARGIN) / slots
 
@@ -73,16 +75,6 @@ def draw(scene: Scene) -> Picture:
     columns = max([slots] + [len(view.runners) for view in frames])
     x_of = [LEFT + slot * step + min(step / 2, R + 2) for slot in range(columns)]
     y_of = [top + t * ROW + ROW / 2 for t in range(turns + 1)]
-
-    for k, line in enumerate(title):
-        sheet.text((MARGIN, MARGIN + 16 * k), line, 12, BLACK)
-    sheet.text((LEFT, top - 4), "front", TEXT, DARK, "ld")
-    sheet.text((WIDTH - MARGIN, top - 4), "back", TEXT, DARK, "rd")
-    for slot in range(slots):
-        draw_.line((x_of[slot], top, x_of[slot], chart_bottom), fill=LIGHT, width=1)
-    for t in range(turns + 1):
-        label = "Grid" if t == 0 else f"T{t}"
-        sheet.text((MARGIN, y_of[t]), label, TEXT, DARK if t < len(frames) else GREY, "lm")
 
     # Where each runner stands at each frame: slot (column in the row) and EP.
     points: dict[str, list[tuple[int, int, str]]] = {p: [] for p in seating}
@@ -95,9 +87,7 @@ def draw(scene: Scene) -> Picture:
         for group in by_place.values():
             if len(group) > 1:  # a shared place: one band behind the runners who share it
                 left, right = x_of[min(group)] - R - 3, x_of[max(group)] + step - R - 5
-                draw_.rounded_rectangle(
-                    (left, y_of[t] - ROW / 2 + 2, right, y_of[t] + ROW / 2 - 2), radius=8, fill=LIGHT, outline=GREY
-                )
+                sheet.band((left, y_of[t] - ROW / 2 + 2, right, y_of[t] + ROW / 2 - 2), 8, LIGHT, GREY)
 
     for player, track in points.items():
         colour = PLAYER_COLOURS[index.get(player, 0) % len(PLAYER_COLOURS)]
@@ -126,6 +116,29 @@ def draw(scene: Scene) -> Picture:
     for k, line in enumerate(key):
         sheet.text((MARGIN, key_top + 14 * k), line, TEXT, DARK)
     return Picture(sheet.png(), alt_text(now, len(frames) - 1), WIDTH, height, sheet.smallest, tuple(sheet.clipped))
+
+
+@lru_cache(maxsize=64)
+def _ground(title: tuple[str, ...], turns: int, done: int, slots: int, height: int) -> Sheet:
+    """What a chart of `turns` turns and `slots` runners, `done` frames drawn (rows after
+    those grey), shows before its first runner: the title's lines, "front" and "back", a
+    column per slot and a label per row, on a sheet `height` px high. Shared: copy it
+    (`Sheet.copy`) before drawing on it."""
+    sheet = Sheet(WIDTH, height)
+    top = MARGIN + 16 * len(title) + 18
+    chart_bottom = top + (turns + 1) * ROW
+    step = (WIDTH - LEFT - MARGIN) / slots
+    for k, line in enumerate(title):
+        sheet.text((MARGIN, MARGIN + 16 * k), line, 12, BLACK)
+    sheet.text((LEFT, top - 4), "front", TEXT, DARK, "ld")
+    sheet.text((WIDTH - MARGIN, top - 4), "back", TEXT, DARK, "rd")
+    for slot in range(slots):
+        x = LEFT + slot * step + min(step / 2, R + 2)
+        sheet.draw.line((x, top, x, chart_bottom), fill=LIGHT, width=1)
+    for t in range(turns + 1):
+        label = "Grid" if t == 0 else f"T{t}"
+        sheet.text((MARGIN, top + t * ROW + ROW / 2), label, TEXT, DARK if t < done else GREY, "lm")
+    return sheet
 
 
 def moment(done: int) -> str:

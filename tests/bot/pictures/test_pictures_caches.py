@@ -4,10 +4,15 @@ thing made afresh and pasted through `Image.paste`, wherever it lands, also past
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
+from bench.budgets import play
+from bot import pictures
+from bot.pictures import Scene
+from bot.pictures import racecraft as rc_picture
 from bot.pictures.common import (
     BLACK,
     SHAPES,
@@ -131,3 +136,57 @@ def test_letters_for_picks_the_letters_of_the_full_list_of_choices(names: list[s
     """`letters_for` (a name's own letters tried first, the alphabet only when none is free)
     gives each player the letter the full list of choices gives, also past 26 players ("?")."""
     assert letters_for(names) == _letters_by_the_list(names)
+
+
+COORD = st.floats(-20, 90, allow_nan=False).map(lambda v: round(v, 2))
+
+
+@settings(max_examples=examples(40, 150), deadline=None)
+@given(
+    st.tuples(COORD, COORD, st.floats(0, 80, allow_nan=False), st.floats(0, 40, allow_nan=False)),
+    st.sampled_from([0, 3, 8, 8.5]),
+    st.sampled_from([(3, 2), (6, 1), (0, 4)]),
+    st.integers(1, 90),
+    st.integers(1, 60),
+)
+def test_a_band_from_its_cached_stamp_is_the_rounded_rectangle_drawn_there(
+    box: tuple[float, float, float, float],
+    radius: float,
+    colours: tuple[int, int],
+    width: int,
+    height: int,
+) -> None:
+    """`Sheet.band` (a stamp drawn once per box and sheet size, pasted) gives the pixels and the
+    PNG of `ImageDraw.rounded_rectangle` drawn on the sheet itself, over what was under it,
+    also where the band runs past the sheet's edges; twice, the second from a warm cache."""
+    left, top, w, h = box
+    xy = (left, top, left + w, top + h)
+    fill, outline = colours
+    for _ in range(2):
+        sheet = Sheet(width, height, WHITE)
+        sheet.draw.line((0, 0, width, height), fill=BLACK, width=3)
+        sheet.band(xy, radius, fill, outline)
+        by_hand = Sheet(width, height, WHITE)
+        by_hand.draw.line((0, 0, width, height), fill=BLACK, width=3)
+        by_hand.draw.rounded_rectangle(xy, radius=radius, fill=fill, outline=outline)
+        assert sheet.image.tobytes() == by_hand.image.tobytes()
+        assert sheet.png() == by_hand.png()
+
+
+@settings(max_examples=examples(15, 60), deadline=None)
+@given(st.integers(5, 8), st.integers(0, 7), st.integers(0, 10_000))
+def test_a_racecraft_chart_on_its_cached_ground_is_the_chart_drawn_whole(count: int, turns: int, seed: int) -> None:
+    """A Racecraft chart drawn on a copy of its cached ground (title, columns, row labels) is
+    the PNG, size and label record of the chart with the ground drawn afresh for it; and the
+    shared ground is left as it was (another race of the same size drawn on it in between)."""
+    frames, events = play("racecraft", count, turns, seed)
+    scene = Scene(tuple(frames), tuple(events))
+    other, _ = play("racecraft", count, turns, seed + 1)
+    cached = pictures.draw("racecraft", scene)
+    pictures.draw("racecraft", Scene(tuple(other), ()))
+    again = pictures.draw("racecraft", scene)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(rc_picture, "_ground", rc_picture._ground.__wrapped__)
+        afresh = pictures.draw("racecraft", scene)
+    assert cached is not None and afresh is not None
+    assert cached == afresh == again
