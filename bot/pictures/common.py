@@ -275,7 +275,7 @@ def _halo_stamp(text: str, size: int, anchor: str) -> ImagingCore:
 _KEY = 255  # a palette index never drawn with: the transparent ground of a sprite
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=128)
 def _band_stamp(
     box: tuple[float, float, float, float], radius: float, fill: int, outline: int, width: int, height: int
 ) -> tuple[ImagingCore, ImagingCore, tuple[int, int, int, int]] | None:

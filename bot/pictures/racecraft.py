@@ -118,12 +118,13 @@ def draw(scene: Scene) -> Picture:
     return Picture(sheet.png(), alt_text(now, len(frames) - 1), WIDTH, height, sheet.smallest, tuple(sheet.clipped))
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=32)
 def _ground(title: tuple[str, ...], turns: int, done: int, slots: int, height: int) -> Sheet:
     """What a chart of `turns` turns and `slots` runners, `done` frames drawn (rows after
     those grey), shows before its first runner: the title's lines, "front" and "back", a
     column per slot and a label per row, on a sheet `height` px high. Shared: copy it
-    (`Sheet.copy`) before drawing on it."""
+    (`Sheet.copy`) before drawing on it. A deadline's charts differ in these only by their
+    field and turn, so a few dozen grounds (about 130 KB each) serve all of them."""
     sheet = Sheet(WIDTH, height)
     top = MARGIN + 16 * len(title) + 18
     chart_bottom = top + (turns + 1) * ROW
