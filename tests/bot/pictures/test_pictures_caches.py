@@ -165,10 +165,15 @@ def test_a_band_from_its_cached_stamp_is_the_rounded_rectangle_drawn_there(
     for _ in range(2):
         sheet = Sheet(width, height, WHITE)
         sheet.draw.line((0, 0, width, height), fill=BLACK, width=3)
-        sheet.band(xy, radius, fill, outline)
         by_hand = Sheet(width, height, WHITE)
         by_hand.draw.line((0, 0, width, height), fill=BLACK, width=3)
-        by_hand.draw.rounded_rectangle(xy, radius=radius, fill=fill, outline=outline)
+        try:
+            by_hand.draw.rounded_rectangle(xy, radius=radius, fill=fill, outline=outline)
+        except ValueError:  # Pillow refuses some boxes thinner than the corners: so does the band
+            with pytest.raises(ValueError):
+                sheet.band(xy, radius, fill, outline)
+            return
+        sheet.band(xy, radius, fill, outline)
         assert sheet.image.tobytes() == by_hand.image.tobytes()
         assert sheet.png() == by_hand.png()
 
