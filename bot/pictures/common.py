@@ -14,8 +14,12 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from PIL import Image, ImageDraw, ImageFont
+
+if TYPE_CHECKING:
+    from PIL._imaging import ImagingCore
 
 # -- the palette: index -> RGB. Drawing uses the indices (mode "P").
 WHITE, BLACK, GREY, LIGHT, DARK, PAPER = 0, 1, 2, 3, 4, 5
@@ -52,7 +56,8 @@ _RGB = [
 PLAYER_COLOURS = (RED, BLUE, GREEN, ORANGE, PURPLE, TEAL, BROWN, PINK, OLIVE)
 SHAPES = ("circle", "square", "diamond", "triangle", "hexagon", "down", "octagon", "pentagon", "cross")
 
-_PALETTE = [channel for rgb in _RGB for channel in rgb] + [0] * (768 - 3 * len(_RGB))
+_PALETTE = bytes([channel for rgb in _RGB for channel in rgb] + [0] * (768 - 3 * len(_RGB)))
+"""The palette as Pillow keeps it (bytes: a list would be copied into an array at each new sheet)."""
 
 
 class Sheet:
@@ -70,6 +75,10 @@ class Sheet:
             image.putpalette(_PALETTE)
         self.image = image
         self.draw = ImageDraw.Draw(image)
+        # The pixel store the stamps are pasted into straight (ImageDraw draws into it too):
+        # `Image.paste` would check modes and load both images on every stamp, ~10 us each.
+        self._core = image.im
+        self._w, self._h = image.size
         self.smallest = 0
         """The smallest label drawn so far, text or a marker's letter, in px (0: none), for
         the legibility check."""
@@ -98,7 +107,8 @@ class Sheet:
     def paste(self, part: Sheet, xy: tuple[float, float]) -> None:
         """`part` drawn onto this sheet at `xy`, its label record kept: what was drawn past
         `part`'s edges is cut off there (a map band), and text it cut is recorded as clipped."""
-        self.image.paste(part.image, (round(xy[0]), round(xy[1])))
+        x, y = round(xy[0]), round(xy[1])
+        self._core.paste(part.image.im, (x, y, x + part.width, y + part.height))
         if part.smallest:
             self.smallest = part.smallest if not self.smallest else min(self.smallest, part.smallest)
         self.clipped += part.clipped
@@ -118,57 +128,43 @@ class Sheet:
         if not text:
             return
         self.smallest = size if not self.smallest else min(self.smallest, size)
-        mask, (left, top) = _text_mask(text, size, anchor)
+        mask, left, top, w, h = _text_stamp(text, size, anchor)
         x, y = round(xy[0]) + left, round(xy[1]) + top
-        if x < 0 or y < 0 or x + mask.width > self.width or y + mask.height > self.height:
+        if x < 0 or y < 0 or x + w > self._w or y + h > self._h:
             self.clipped.append(text)
         if halo is not None:
-            self.image.paste(halo, (x - 1, y - 1), _halo_mask(text, size, anchor))
-        self.image.paste(fill, (x, y), mask)
+            self._core.paste(halo, (x - 1, y - 1, x + w + 1, y + h + 1), _halo_stamp(text, size, anchor))
+        self._core.paste(fill, (x, y, x + w, y + h), mask)
 
     def text_width(self, text: str, size: int) -> int:
-        """How wide `text` is drawn at `size` px: the ink of the one-bit drawing, as pasted
-        (measuring the smoothed outline instead comes out ~5% narrower, and text fitted by it
-        was cut at the edge)."""
+        """How wide `text` is drawn at `size` px (see `text_width`)."""
         return _text_width(text, size)
 
     def wrap(self, text: str, size: int, width: float) -> list[str]:
-        """`text` in lines of whole words no wider than `width` at `size` (a word wider than
-        that is broken across lines)."""
-        lines: list[str] = []
-        for whole in text.split():
-            for word in self._pieces(whole, size, width):
-                if lines and self.text_width(lines[-1] + " " + word, size) <= width:
-                    lines[-1] += " " + word
-                else:
-                    lines.append(word)
-        return lines
-
-    def _pieces(self, word: str, size: int, width: float) -> list[str]:
-        """`word` broken into pieces no wider than `width` (a 30-character name may not be)."""
-        pieces = [word]
-        while self.text_width(pieces[-1], size) > width and len(pieces[-1]) > 1:
-            rest = pieces.pop()
-            cut = max(1, next((k for k in range(len(rest) - 1, 0, -1) if self.text_width(rest[:k], size) <= width), 1))
-            pieces += [rest[:cut], rest[cut:]]
-        return pieces
+        """`text` in lines no wider than `width` at `size` (see `wrap`)."""
+        return wrap(text, size, width)
 
     def fit(self, text: str, size: int, width: float) -> str:
-        """`text`, shortened with a final "." until it is no wider than `width` at `size`."""
-        while len(text) > 1 and self.text_width(text, size) > width:
-            text = text[:-2] + "."
-        return text
+        """`text` shortened to `width` at `size` (see `fit`)."""
+        return fit(text, size, width)
 
     def marker(self, index: int, x: float, y: float, r: float, letter: str, *, hollow: bool = False) -> None:
         """A player's marker: their shape in their colour, outlined in black, their letter inside.
 
         `hollow` (white inside) marks a car that is not where it counts (crashed, waiting).
         """
-        sprite, mask = _marker_sprite(index % len(SHAPES), letter[:1].upper(), int(r), hollow)
-        size = letter_size(int(r))
+        sprite, mask, side, size = _marker_stamp(index, letter, r, hollow)
         self.smallest = size if not self.smallest else min(self.smallest, size)
-        half = sprite.width // 2
-        self.image.paste(sprite, (round(x) - half, round(y) - half), mask)
+        left, top = round(x) - side // 2, round(y) - side // 2
+        self._core.paste(sprite, (left, top, left + side, top + side), mask)
+
+    def band(self, box: tuple[float, float, float, float], radius: float, fill: int, outline: int) -> None:
+        """A rounded rectangle (`ImageDraw.rounded_rectangle`, 1 px outline), pasted from a
+        stamp drawn once per box and sheet size: the same pixels as drawing it here."""
+        stamp = _band_stamp(box, radius, fill, outline, self._w, self._h)
+        if stamp is not None:
+            sprite, mask, (left, top, right, bottom) = stamp
+            self._core.paste(sprite, (left, top, right, bottom), mask)
 
     def png(self) -> bytes:
         """The image as PNG bytes: a palette image, zlib level 3.
@@ -179,6 +175,43 @@ class Sheet:
         out = io.BytesIO()
         self.image.save(out, format="PNG", compress_level=3)
         return out.getvalue()
+
+
+def text_width(text: str, size: int) -> int:
+    """How wide `text` is drawn at `size` px: the ink of the one-bit drawing, as pasted
+    (measuring the smoothed outline instead comes out ~5% narrower, and text fitted by it
+    was cut at the edge)."""
+    return _text_width(text, size)
+
+
+def wrap(text: str, size: int, width: float) -> list[str]:
+    """`text` in lines of whole words no wider than `width` at `size` (a word wider than
+    that is broken across lines)."""
+    lines: list[str] = []
+    for whole in text.split():
+        for word in _pieces(whole, size, width):
+            if lines and _text_width(lines[-1] + " " + word, size) <= width:
+                lines[-1] += " " + word
+            else:
+                lines.append(word)
+    return lines
+
+
+def _pieces(word: str, size: int, width: float) -> list[str]:
+    """`word` broken into pieces no wider than `width` (a 30-character name may not be)."""
+    pieces = [word]
+    while _text_width(pieces[-1], size) > width and len(pieces[-1]) > 1:
+        rest = pieces.pop()
+        cut = max(1, next((k for k in range(len(rest) - 1, 0, -1) if _text_width(rest[:k], size) <= width), 1))
+        pieces += [rest[:cut], rest[cut:]]
+    return pieces
+
+
+def fit(text: str, size: int, width: float) -> str:
+    """`text`, shortened with a final "." until it is no wider than `width` at `size`."""
+    while len(text) > 1 and _text_width(text, size) > width:
+        text = text[:-2] + "."
+    return text
 
 
 @lru_cache(maxsize=8)
@@ -225,7 +258,44 @@ def _halo_mask(text: str, size: int, anchor: str) -> Image.Image:
     return edge
 
 
+@lru_cache(maxsize=4096)
+def _text_stamp(text: str, size: int, anchor: str) -> tuple[ImagingCore, int, int, int, int]:
+    """`_text_mask` as `Sheet.text` pastes it: the mask's pixel store, its offset from the
+    anchor point and its size (the same pixels as pasting the mask image)."""
+    mask, (left, top) = _text_mask(text, size, anchor)
+    return mask.im, left, top, mask.width, mask.height
+
+
+@lru_cache(maxsize=1024)
+def _halo_stamp(text: str, size: int, anchor: str) -> ImagingCore:
+    """`_halo_mask`'s pixel store, as `Sheet.text` pastes it."""
+    return _halo_mask(text, size, anchor).im
+
+
 _KEY = 255  # a palette index never drawn with: the transparent ground of a sprite
+
+
+@lru_cache(maxsize=128)
+def _band_stamp(
+    box: tuple[float, float, float, float], radius: float, fill: int, outline: int, width: int, height: int
+) -> tuple[ImagingCore, ImagingCore, tuple[int, int, int, int]] | None:
+    """`Sheet.band` drawn on a sheet of `width` x `height` whose ground is `_KEY` (a rounded
+    rectangle sets every pixel it covers, whatever was under it), cut to what it covered: the
+    stamp's and its mask's pixel stores and where they go; None when nothing is on the sheet."""
+    if _KEY in (fill, outline):
+        raise ValueError(f"palette index {_KEY} is a stamp's transparent ground")
+    canvas = Sheet(width, height, _KEY)
+    canvas.draw.rounded_rectangle(box, radius=radius, fill=fill, outline=outline)
+    mask = _ground_mask(canvas.image)
+    covered = mask.getbbox()
+    if covered is None:
+        return None
+    return canvas.image.crop(covered).im, mask.crop(covered).im, covered
+
+
+def _ground_mask(image: Image.Image) -> Image.Image:
+    """A one-bit mask of `image`: set where it is not `_KEY`."""
+    return image.point([0 if v == _KEY else 255 for v in range(256)], "L").point(lambda v: 255 if v else 0, "1")
 
 
 @lru_cache(maxsize=512)
@@ -255,8 +325,15 @@ def _marker_sprite(index: int, letter: str, r: int, hollow: bool) -> tuple[Image
         stroke_width=0 if hollow else 2,
         stroke_fill=BLACK,
     )
-    mask = sheet.image.point([0 if v == _KEY else 255 for v in range(256)], "L").point(lambda v: 255 if v else 0, "1")
-    return sheet.image, mask
+    return sheet.image, _ground_mask(sheet.image)
+
+
+@lru_cache(maxsize=512)
+def _marker_stamp(index: int, letter: str, r: float, hollow: bool) -> tuple[ImagingCore, ImagingCore, int, int]:
+    """`Sheet.marker`'s arguments to what it pastes: `_marker_sprite`'s sprite and mask (their
+    pixel stores), the sprite's side (it is square) and the letter's size."""
+    sprite, mask = _marker_sprite(index % len(SHAPES), letter[:1].upper(), int(r), hollow)
+    return sprite.im, mask.im, sprite.width, letter_size(int(r))
 
 
 def letter_size(r: int) -> int:
@@ -373,11 +450,15 @@ def letters_for(names: Iterable[str]) -> dict[str, str]:
     taken: set[str] = set()
     out: dict[str, str] = {}
     for name in names:
-        choices = [c.upper() for c in name if c.isalnum()] + [chr(ord("A") + k) for k in range(26)]
-        letter = next((c for c in choices if c not in taken), "?")
+        letter = next((u for c in name if c.isalnum() and (u := c.upper()) not in taken), None)
+        if letter is None:
+            letter = next((c for c in _ALPHABET if c not in taken), "?")
         taken.add(letter)
         out[name] = letter
     return out
+
+
+_ALPHABET = tuple(chr(ord("A") + k) for k in range(26))
 
 
 def hatch(draw: ImageDraw.ImageDraw, box: tuple[float, float, float, float], fill: int, step: int = 5) -> None:
