@@ -77,6 +77,7 @@ def one_turn_a_chunk(monkeypatch: pytest.MonkeyPatch) -> None:
 def watch_the_service(monkeypatch: pytest.MonkeyPatch, here: list[Due]) -> None:
     """Each chunk the service's process works out itself appended to `here` (the worker, a
     spawned process, runs the module as it is)."""
+
     def watched(shell: Shell, due: Due) -> list[WorkedOut]:
         here.append(due)
         return deadline.work_out_due(shell, due)
