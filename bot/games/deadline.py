@@ -25,8 +25,8 @@ from the resolutions, then the reminders -- in one function, `run`, in the order
 A turn's resolution and letters are worked out on a snapshot, never in a write transaction (on
 SQLite a snapshot holds no write lock, so the sender's commits never wait for a turn's
 rendering), a chunk of turns at a time (`chunked`: small chunks first, then `TICK_CHUNK`), by
-the turn worker when the service has one (the chunks after the first in a worker process:
-`bot.games.workers`). The transaction that writes
+the turn worker when the service has one (in a worker process, every chunk once it is running,
+the first worked out here while it starts: `bot.games.workers`). The transaction that writes
 a turn writes what was worked out only if nothing it was worked out from has changed since
 (`store.resolution_inputs`); otherwise the turn is worked out again inside it. Either way a
 crash loses no mail and sends none twice: the turn and its letters are committed together, or
