@@ -330,3 +330,31 @@ def wait_until(done: Callable[[], bool], what: str, timeout: float = 30.0) -> No
     while not done():
         assert time.monotonic() < deadline, f"{what} within {timeout} s"
         time.sleep(0.05)
+
+
+def with_secret_lines(monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
+    """Every player's view of game `kind` given a private line naming them
+    (``SECRET-LINE-OF-<seat>``), whether worked out whole (`view`) or from the public view
+    (`player_view`), so that a private part shown where it must not be shows."""
+    from rules import find_game
+    from rules.api import Viewer
+
+    game_type = type(find_game(kind))
+    original, original_player = game_type.view, game_type.player_view
+
+    def secret(view: Any, viewer: Any) -> Any:
+        data = dict(view)
+        private = data["private"]
+        assert isinstance(private, list | tuple)
+        data["private"] = [*private, f"SECRET-LINE-OF-{viewer}"]
+        return data
+
+    def view(self: Any, state: Any, resolution: Any, viewer: Any) -> Any:
+        data = original(self, state, resolution, viewer)
+        return data if isinstance(viewer, Viewer) else secret(data, viewer)
+
+    def player_view(self: Any, state: Any, public: Any, player: Any) -> Any:
+        return secret(original_player(self, state, public, player), player)
+
+    monkeypatch.setattr(game_type, "view", view)
+    monkeypatch.setattr(game_type, "player_view", player_view)

@@ -11,7 +11,6 @@ from dataclasses import replace
 from email.message import EmailMessage
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any
 
 import pytest
 from PIL import Image
@@ -22,10 +21,9 @@ from bot.games.turns import PlayerSpec, create_game
 from bot.models import Turn
 from bot.testing import FakeMailer, TestApp, body_of
 from rules import find_game, game_names
-from rules.api import Viewer
 from tests.bot import gm_helpers
 from tests.bot.conftest import GM
-from tests.helpers import init_site
+from tests.helpers import init_site, with_secret_lines
 
 rc = gm_helpers.rc  # the shared fixtures (`gapp`, which `rc` takes, is found through it)
 gapp = gm_helpers.gapp
@@ -182,25 +180,7 @@ def test_the_archive_shows_nothing_private(
 ) -> None:
     """The archive shows only what the public report shows: no player's private
     part on any page."""
-    game_type = type(find_game(kind))
-    original, original_player = game_type.view, game_type.player_view
-
-    def secret(view: Any, viewer: Any) -> dict[str, Any]:
-        data = dict(view)
-        private = data["private"]
-        assert isinstance(private, list | tuple)
-        data["private"] = [*private, f"SECRET-LINE-OF-{viewer}"]
-        return data
-
-    def view(self: Any, state: Any, resolution: Any, viewer: Any) -> Any:
-        data = original(self, state, resolution, viewer)
-        return data if isinstance(viewer, Viewer) else secret(data, viewer)
-
-    def player_view(self: Any, state: Any, public: Any, player: Any) -> Any:
-        return secret(original_player(self, state, public, player), player)
-
-    monkeypatch.setattr(game_type, "view", view)
-    monkeypatch.setattr(game_type, "player_view", player_view)
+    with_secret_lines(monkeypatch, kind)
     root = with_archive(app, tmp_path)
     seats = play(app, kind, 2)
     mailer = app.mailer

@@ -7,13 +7,12 @@ from __future__ import annotations
 import io
 import re
 import urllib.parse
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from email import message_from_bytes, policy
 from email.message import EmailMessage
 from html.parser import HTMLParser
-from typing import Any
 
 import pytest
 from PIL import Image
@@ -29,8 +28,8 @@ from bot.models import Seat, Turn
 from bot.settings import Settings
 from bot.testing import FakeMailer, TestApp, body_of
 from rules import find_game, game_names
-from rules.api import Viewer
 from tests.bot.conftest import GM
+from tests.helpers import with_secret_lines
 
 TURNS = 5
 HTML_KINDS = ("turn_sheet", "results", "final")
@@ -160,34 +159,11 @@ def test_html_escapes_what_players_chose(app: TestApp) -> None:
     assert "<p0>" not in source
 
 
-def _with_secrets(monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
-    """Give every player a private line naming them, so a leak would show."""
-    game_type = type(find_game(kind))
-    original, original_player = game_type.view, game_type.player_view
-
-    def secret(view: Any, viewer: Any) -> Mapping[str, Any]:
-        data = dict(view)
-        private = data["private"]
-        assert isinstance(private, list | tuple)
-        data["private"] = [*private, f"SECRET-LINE-OF-{viewer}"]
-        return data
-
-    def view(self: Any, state: Any, resolution: Any, viewer: Any) -> Mapping[str, Any]:
-        data = original(self, state, resolution, viewer)
-        return data if isinstance(viewer, Viewer) else secret(data, viewer)
-
-    def player_view(self: Any, state: Any, public: Any, player: Any) -> Mapping[str, Any]:
-        return secret(original_player(self, state, public, player), player)
-
-    monkeypatch.setattr(game_type, "view", view)
-    monkeypatch.setattr(game_type, "player_view", player_view)
-
-
 @pytest.mark.parametrize("kind", game_names())
 def test_private_lines_only_in_their_owners_html(app: TestApp, kind: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A player's private part appears only in that player's own mail; the
     GM's copy and every picture come from the public view."""
-    _with_secrets(monkeypatch, kind)
+    with_secret_lines(monkeypatch, kind)
     seats = start(app, kind)
     run_turns(app, 2)
     with app.db.read() as session:
@@ -374,7 +350,7 @@ def test_each_seats_letter_of_a_turn_holds_its_own_part_links_and_address_alone(
     rendered once, the encoded blocks): each seat's letter still holds its own private part,
     its own one-tap links and its own reply address, and no other seat's, in its text and its
     HTML."""
-    _with_secrets(monkeypatch, kind)
+    with_secret_lines(monkeypatch, kind)
     seats = start(app, kind)
     run_turns(app, 2)
     replies: dict[str, set[str]] = {seat: set() for seat in seats}
