@@ -211,6 +211,13 @@ Ts = TypeVarTuple("Ts")
 _UNNEST_INSERTS: dict[tuple[str, tuple[str, ...], tuple[str, ...]], Insert] = {}
 
 
+def model_table(model: type[DeclarativeBase]) -> Table:
+    """The table a mapped class is mapped to (as a `Table`: its columns by name, `.c`)."""
+    table = model.__table__
+    assert isinstance(table, Table)
+    return table
+
+
 def insert_many(
     session: Session, model: type[DeclarativeBase], rows: Sequence[Mapping[str, object]], returning: Sequence[str] = ()
 ) -> list[tuple[object, ...]]:
@@ -225,8 +232,7 @@ def insert_many(
     keeps it (performance.md: bulk inserts). Elsewhere (SQLite) an executemany."""
     if not rows:
         return []
-    table = model.__table__
-    assert isinstance(table, Table)
+    table = model_table(model)
     keys = tuple(rows[0])
     if session.get_bind().dialect.name != "postgresql":
         plain = insert(table).returning(*(table.c[c] for c in returning)) if returning else insert(table)
@@ -278,8 +284,7 @@ def insert_with_parts(
         return
     keys = tuple(rows[0])
     kept = [key for key in keys if key not in moved]
-    table, part_table = model.__table__, part.__table__
-    assert isinstance(table, Table) and isinstance(part_table, Table)
+    table, part_table = model_table(model), model_table(part)
     dialect = session.get_bind().dialect.name
     cache_key = (dialect, table.name, part_table.name, keys, tuple(moved), link)
     stmt = _PARTED_INSERTS.get(cache_key)

@@ -16,7 +16,6 @@ from sqlalchemy import (
     ColumnElement,
     CompoundSelect,
     Select,
-    Table,
     Text,
     bindparam,
     cast,
@@ -29,8 +28,8 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session, contains_eager, selectinload
 
 from bot import dice
-from bot.db import among
-from bot.models import Base, Commitment, Game, Observer, OrderSubmission, Player, Seat, Turn
+from bot.db import among, model_table
+from bot.models import Commitment, Game, Observer, OrderSubmission, Player, Seat, Turn
 from rules.api import AnyGame, GameOrder, GameState
 
 BySeat = Mapping[int, Sequence[OrderSubmission]]  # seat id -> the seat's submissions, oldest first
@@ -254,15 +253,9 @@ _GAME_ID: BindParameter[int] = bindparam("game_id")
 _TURN_ID: BindParameter[int] = bindparam("turn_id")
 
 
-def _table(model: type[Base]) -> Table:
-    table = model.__table__
-    assert isinstance(table, Table)
-    return table
-
-
 _AS_TEXT = Text()  # one type for every cast: the dialect adapts it once, not once a column
 _GAME, _TURN, _SEAT, _PLAYER, _SUBMISSION, _OBSERVER = (
-    _table(model) for model in (Game, Turn, Seat, Player, OrderSubmission, Observer)
+    model_table(model) for model in (Game, Turn, Seat, Player, OrderSubmission, Observer)
 )
 
 
