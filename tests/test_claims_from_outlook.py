@@ -136,7 +136,7 @@ def fact_builders(sources: Iterable[str]) -> set[str]:
     [game_summary(...)]})`) or bound to a name handed to one (`ctx = gm_context(...)`)."""
     names: set[str] = set()
     for source in sources:
-        for function in ast.walk(ast.parse(source)):
+        for function in ast.walk(parsed(source)):
             if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
             handed = _handed(function)
@@ -166,7 +166,7 @@ def in_fact_builders(source: str, builders: set[str]) -> list[int]:
     return sorted(
         {
             line
-            for function in ast.walk(ast.parse(source))
+            for function in ast.walk(parsed(source))
             if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef)
             and function.name in builders
             and _returns_a_dict(function)

@@ -167,9 +167,21 @@ def literal_words(node: ast.expr, known: Words = Words(), *, sentence: bool = Fa
     return False
 
 
-def _scopes(tree: ast.Module) -> Iterator[ast.Module | ast.FunctionDef | ast.AsyncFunctionDef]:
-    yield tree
-    yield from (node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef))
+@cache
+def _functions(tree: ast.Module) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, ...]:
+    """Every function of the module, at any depth (once for each tree `parsed` shares)."""
+    return tuple(node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef))
+
+
+def _scopes(tree: ast.Module) -> tuple[ast.Module | ast.FunctionDef | ast.AsyncFunctionDef, ...]:
+    """The module and every function in it."""
+    return (tree, *_functions(tree))
+
+
+@cache
+def _calls(node: ast.AST) -> tuple[ast.Call, ...]:
+    """Every call in `node`, at any depth."""
+    return tuple(n for n in ast.walk(node) if isinstance(n, ast.Call))
 
 
 @cache
@@ -204,8 +216,10 @@ def _assigned(scope: ast.AST, known: Words, *, sentence: bool) -> frozenset[str]
     return frozenset(names)
 
 
+@cache
 def _known(scope: ast.AST, helpers: frozenset[str]) -> Words:
-    """What carries words in `scope`, given the module's `helpers`."""
+    """What carries words in `scope`, given the module's `helpers` (a scope of a tree `parsed`
+    shares: worked out once for each)."""
     sentences = _assigned(scope, Words(helpers=helpers), sentence=True)
     return Words(_assigned(scope, Words(sentences=sentences, helpers=helpers), sentence=False), sentences, helpers)
 
@@ -217,6 +231,7 @@ def _returns_words(function: ast.FunctionDef | ast.AsyncFunctionDef, known: Word
     )
 
 
+@cache
 def _helpers(tree: ast.Module) -> frozenset[str]:
     """The module's own functions that return words (a sentence), directly or from another."""
     functions = [node for node in tree.body if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)]
@@ -316,12 +331,7 @@ def reaching_parameters(sources: Iterable[str], seed: Mapping[str, Reach] | None
     them: handed as it is (a bare name) to an answer's word place (`WORD_PLACES`, a title or
     text keyword, a refusal's detail without an answer), or to such a parameter of another of
     them (or of `seed`'s, the other modules' public functions)."""
-    functions = [
-        node
-        for source in sources
-        for node in ast.walk(parsed(source))
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-    ]
+    functions = [node for source in sources for node in _functions(parsed(source))]
     reaching: dict[str, Reach] = dict(seed or {})
     while True:
         more: dict[str, Reach] = dict(seed or {})
@@ -330,8 +340,7 @@ def reaching_parameters(sources: Iterable[str], seed: Mapping[str, Reach] | None
             keyword_only = [a.arg for a in function.args.kwonlyargs]
             handed = {
                 arg.id
-                for node in ast.walk(function)
-                if isinstance(node, ast.Call)
+                for node in _calls(function)
                 for arg in _answer_words(node, reaching)
                 if isinstance(arg, ast.Name)
             }
@@ -901,7 +910,7 @@ def label_returners(sources: Iterable[str]) -> frozenset[str]:
     are called: `label, answer = practice.confirm(...)`, the name `label` then given as one."""
     found: set[str] = set()
     for source in sources:
-        for scope in _scopes(ast.parse(source)):
+        for scope in _scopes(parsed(source)):
             labels = _labels_given(scope)
             for node in _own(scope):
                 if (
@@ -927,7 +936,7 @@ def labels_with_literal_words(source: str, returners: Collection[str] = ()) -> l
     argparse's, a `Reply`'s second argument, what is appended to a list of `LABEL_LISTS`, or the
     first item of a tuple returned by a function of `returners` (`label_returners`: its caller
     gives that item as a label; `source`'s own callers are read too)."""
-    tree = ast.parse(source)
+    tree = parsed(source)
     helpers = _helpers(tree)
     returners = {*returners, *label_returners((source,))}
     found: set[int] = set()
@@ -1081,7 +1090,7 @@ def ignore_details_with_literal_words(source: str) -> list[int]:
     tuple that pairs an `IgnoreReason` with words (the parser's verdict and its detail), an
     `Ignore` given a sentence as a fact (its facts are a header's name and the text quoted), or
     an `Inbound`'s `ignore_why=` given words."""
-    tree = ast.parse(source)
+    tree = parsed(source)
     helpers = _helpers(tree)
     found: set[int] = set()
     for scope in _scopes(tree):
@@ -1165,7 +1174,7 @@ def sentences_in_words(source: str) -> list[int]:
     """The lines of `source` where a sentence is written in the code: a string literal with a
     letter and a space in it, or an f-string with such a part, anywhere but a docstring (a
     string standing alone as a statement)."""
-    tree = ast.parse(source)
+    tree = parsed(source)
     docstrings = {
         id(node.value)
         for node in ast.walk(tree)
