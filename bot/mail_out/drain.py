@@ -10,22 +10,17 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import Any, NamedTuple
 
 from sqlalchemy import Column, Dialect, PoolProxiedConnection, bindparam, select, update
 
 from bot.clock import Clock, as_utc
 from bot.db import Database, read_answer, send_unanswered
 from bot.faults import NO_FAULTS, CrashPoint, Faults
+from bot.mail_out.handoff import Handoff, handoff_for
 from bot.mail_out.mailer import Mailer, OutgoingMail, SendResult, SendStatus
 from bot.models import Outbox, OutboxBody, OutboxStatus
 from bot.settings import Settings
-
-if TYPE_CHECKING:
-    from sqlalchemy import Row
-
-    _Sending: TypeAlias = Row[int, str, str, str, bytes, int, str]
-    """An outbox row as `drain` reads it: id, message_id, envelope_from, recipient, data, attempts, kind."""
 
 log = logging.getLogger("flagman.mail")
 
@@ -271,27 +266,46 @@ class _Outcomes:
         return DrainReport(self.counts["sent"], self.counts["retrying"], self.counts["failed"])
 
 
-def _due(db: Database, now: datetime, batch_size: int) -> list[_Sending]:
+class _Sending(NamedTuple):
+    """An outbox row as `drain` sends it."""
+
+    id: int
+    message_id: str
+    envelope_from: str
+    recipient: str
+    data: bytes
+    attempts: int
+    kind: str
+
+
+def _due(db: Database, now: datetime, batch_size: int, handed: Handoff) -> list[_Sending]:
     """The next pending rows due by `now`, oldest first, at most `batch_size`, each with its
-    body (`OutboxBody`)."""
+    body: the one this process's writer handed over for its Message-ID (`bot.mail_out.handoff`,
+    the bytes that row's transaction committed), else read from `OutboxBody` (in the same
+    snapshot as the rows)."""
     with db.read() as session:
-        return list(
-            session.execute(
-                select(
-                    Outbox.id,
-                    Outbox.message_id,
-                    Outbox.envelope_from,
-                    Outbox.recipient,
-                    OutboxBody.data,
-                    Outbox.attempts,
-                    Outbox.kind,
-                )
-                .join(OutboxBody, OutboxBody.id == Outbox.id)
-                .where(Outbox.status == OutboxStatus.PENDING, Outbox.next_attempt_at <= now)
-                .order_by(Outbox.id)
-                .limit(batch_size)
-            ).all()
-        )
+        rows = session.execute(
+            select(
+                Outbox.id,
+                Outbox.message_id,
+                Outbox.envelope_from,
+                Outbox.recipient,
+                Outbox.attempts,
+                Outbox.kind,
+            )
+            .where(Outbox.status == OutboxStatus.PENDING, Outbox.next_attempt_at <= now)
+            .order_by(Outbox.id)
+            .limit(batch_size)
+        ).all()
+        bodies = {row.id: data for row in rows if (data := handed.take(row.message_id)) is not None}
+        missing = [row.id for row in rows if row.id not in bodies]
+        if missing:
+            found = session.execute(select(OutboxBody.id, OutboxBody.data).where(OutboxBody.id.in_(missing)))
+            bodies.update((body_id, data) for body_id, data in found)
+    return [
+        _Sending(row.id, row.message_id, row.envelope_from, row.recipient, bodies[row.id], row.attempts, row.kind)
+        for row in rows
+    ]
 
 
 def drain(
@@ -319,6 +333,7 @@ def drain(
     one drain.
     """
     outcomes = _Outcomes(db, clock, settings, faults)
+    bodies = handoff_for(db.engine)  # the bodies this process's writers committed, not yet sent
     handed: set[int] = set()  # the rows handed to the mailer: never twice in one drain
     by_message_id: dict[str, _Sending] = {}  # handed, no outcome yet
 
@@ -341,7 +356,7 @@ def drain(
         before has its outcome (asked for by the mailer between two mails)."""
         while limit is None or sum(outcomes.counts.values()) + outcomes.unfinished < limit:
             settle()  # every outcome of the batch before committed before the next is read
-            rows = [r for r in _due(db, clock.now(), settings.outbox.batch_size) if r.id not in handed]
+            rows = [r for r in _due(db, clock.now(), settings.outbox.batch_size, bodies) if r.id not in handed]
             if not rows:
                 return
             handed.update(r.id for r in rows)

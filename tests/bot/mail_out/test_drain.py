@@ -19,6 +19,7 @@ from bot.clock import FixedClock
 from bot.db import Database
 from bot.faults import NO_FAULTS, CrashPoint
 from bot.mail_out.drain import DrainReport, OutcomeNotRecorded, _due, _Outcomes, drain
+from bot.mail_out.handoff import Handoff
 from bot.mail_out.mailer import OutgoingMail, SendResult, SendStatus
 from bot.mail_out.smtp import SmtpMailer
 from bot.models import Outbox, OutboxBody, OutboxStatus
@@ -274,7 +275,7 @@ def _outcomes(db_url: str, tmp_path: Path, mails: int) -> Iterator[tuple[Databas
     try:
         with db.transaction() as session:
             session.add_all([_row(n) for n in range(mails)])
-        rows = _due(db, T0, mails)
+        rows = _due(db, T0, mails, Handoff())
         outcomes = _Outcomes(db, FixedClock(T0), _settings(tmp_path, db_url), NO_FAULTS)
         try:
             yield db, outcomes, rows

@@ -1,0 +1,118 @@
+"""The outbox's bodies handed from the thread that wrote them to this process's sender, so that
+the drain need not read back from the database the mail it has just been given.
+
+The database stays the truth: a body is handed over only once the transaction that inserted it
+has committed (`keep`, on the session's commit; a rollback hands over nothing), under its row's
+Message-ID (unique in the outbox), and it is the very `bytes` object that transaction stored.
+The drain still reads every row it sends from the database (status, attempts, envelope); it
+takes the body of a row from here when its Message-ID is here (`take`, which forgets it) and
+reads it from the database otherwise: after a restart, for mail written by another process,
+for a body pushed out because the handoff was full.
+
+Bounded: at most `capacity` bytes of bodies, the oldest pushed out first when a new one would
+pass it (a sender that falls behind, or a drain in another process that sent them, costs
+memory up to that bound and no more).
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Iterable
+
+from sqlalchemy import Engine, event
+from sqlalchemy.orm import Session
+
+# A deadline's results mails are about 29 kB each: some 1,100 of them.
+CAPACITY = 32 * 1024 * 1024
+
+_PENDING = "flagman_outbox_handoff"  # session.info: the handoff, and the bodies inserted not yet committed
+_LISTENING = "flagman_outbox_handoff_listening"  # session.info: `keep` listens to its commits and rollbacks
+
+
+class Handoff:
+    """Bodies by Message-ID, committed and not yet sent by this process, at most `capacity`
+    bytes of them; safe to use from several threads."""
+
+    def __init__(self, capacity: int = CAPACITY) -> None:
+        self.capacity = capacity
+        self._bodies: dict[str, bytes] = {}  # oldest first
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._bodies)
+
+    @property
+    def size(self) -> int:
+        """The bytes of the bodies held."""
+        return self._size
+
+    def put(self, bodies: Iterable[tuple[str, bytes]]) -> None:
+        """Hold these committed bodies (Message-ID, body), each in place of any held under its
+        Message-ID, the oldest pushed out as needed; one bigger than `capacity` is not held."""
+        with self._lock:
+            held = self._bodies
+            for message_id, data in bodies:
+                before = held.pop(message_id, None)
+                if before is not None:
+                    self._size -= len(before)
+                if len(data) > self.capacity:
+                    continue
+                while held and self._size + len(data) > self.capacity:
+                    self._size -= len(held.pop(next(iter(held))))
+                held[message_id] = data
+                self._size += len(data)
+
+    def take(self, message_id: str) -> bytes | None:
+        """The body committed under `message_id`, forgotten here; None when not held."""
+        with self._lock:
+            data = self._bodies.pop(message_id, None)
+            if data is not None:
+                self._size -= len(data)
+            return data
+
+
+_HANDOFFS: weakref.WeakKeyDictionary[Engine, Handoff] = weakref.WeakKeyDictionary()
+_MADE = threading.Lock()
+
+
+def handoff_for(engine: Engine) -> Handoff:
+    """The handoff of the bodies written through `engine` (one an engine, made at first use)."""
+    with _MADE:
+        handoff = _HANDOFFS.get(engine)
+        if handoff is None:
+            handoff = _HANDOFFS[engine] = Handoff()
+        return handoff
+
+
+def keep(session: Session, bodies: Iterable[tuple[str, bytes]]) -> None:
+    """Hand these bodies (Message-ID, body), inserted in `session`'s transaction, to the sender
+    of this process once that transaction commits; nothing if it rolls back. Inserted inside a
+    SAVEPOINT (which may be rolled back on its own while the transaction commits), they are not
+    handed over: the drain reads them from the database."""
+    if session.in_nested_transaction():
+        return
+    if not session.info.get(_LISTENING):
+        session.info[_LISTENING] = True
+        event.listen(session, "after_commit", _committed)
+        event.listen(session, "after_rollback", _forget)
+    pending: tuple[Handoff, list[tuple[str, bytes]]] | None = session.info.get(_PENDING)
+    if pending is None:
+        bind = session.get_bind()
+        pending = session.info[_PENDING] = (handoff_for(bind if isinstance(bind, Engine) else bind.engine), [])
+    pending[1].extend(bodies)
+
+
+def _committed(session: Session) -> None:
+    pending: tuple[Handoff, list[tuple[str, bytes]]] | None = session.info.pop(_PENDING, None)
+    if pending is not None:
+        handoff, bodies = pending
+        handoff.put(bodies)
+
+
+def _forget(session: Session) -> None:
+    session.info.pop(_PENDING, None)
+
+
+__all__ = ["CAPACITY", "Handoff", "handoff_for", "keep"]
