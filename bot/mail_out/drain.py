@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from sqlalchemy import Column, Dialect, PoolProxiedConnection, bindparam, select, update
 
 from bot.clock import Clock, as_utc
-from bot.db import Database, read_answer, send_unanswered
+from bot.db import Database, deallocate, prepare, read_answer, send_unanswered
 from bot.faults import NO_FAULTS, CrashPoint, Faults
 from bot.mail_out.handoff import Handoff, handoff_for
 from bot.mail_out.mailer import Mailer, OutgoingMail, SendResult, SendStatus
@@ -54,9 +54,10 @@ class _Statement:
     the driver's own cursor: each value passed through its column's type as SQLAlchemy would
     (a time as SQLite stores it), without SQLAlchemy's work per execution. On PostgreSQL also
     as libpq takes it (`numbered`: $1, $2 ... in the order of `names`; `as_text`), for an
-    outcome sent without waiting for its answer (`_Outcomes.start`)."""
+    outcome sent without waiting for its answer (`_Outcomes.start`), prepared under `name` on
+    the drain's connection at its first use (parsed and planned once a drain, not every mail)."""
 
-    def __init__(self, dialect: Dialect, columns: tuple[str, ...]) -> None:
+    def __init__(self, dialect: Dialect, columns: tuple[str, ...], outcome: str) -> None:
         statement = update(Outbox).where(Outbox.id == bindparam("outbox_id"))
         compiled = statement.compile(dialect=dialect, column_keys=list(columns))
         self.sql = compiled.string
@@ -70,6 +71,7 @@ class _Statement:
         self.numbered = b""
         if dialect.name == "postgresql" and self.order is None:  # psycopg's %(name)s
             self.numbered = (self.sql % {name: f"${i}" for i, name in enumerate(self.names, 1)}).encode()
+        self.name = f"flagman_outbox_{outcome}".encode()  # prepared under it (`bot.db.send_unanswered`)
 
     def parameters(self, values: dict[str, object]) -> tuple[object, ...] | dict[str, object]:
         processed = {
@@ -128,10 +130,11 @@ class _Outcomes:
         self.counts = {"sent": 0, "retrying": 0, "failed": 0}
         dialect = db.engine.dialect
         self.postgres = dialect.name == "postgresql"
-        self.statements = {outcome: _Statement(dialect, columns) for outcome, columns in _SET_WHEN.items()}
+        self.statements = {outcome: _Statement(dialect, columns, outcome) for outcome, columns in _SET_WHEN.items()}
         self._raw: PoolProxiedConnection | None = None
         self._started: tuple[str, dict[str, object]] | None = None  # (outcome, its columns): not yet finished
         self._sent = False  # PostgreSQL: the started outcome's statement is on its way, its answer not yet read
+        self._prepared: set[bytes] = set()  # PostgreSQL: the statements prepared on `_raw` (deallocated at `close`)
 
     def _connection(self) -> PoolProxiedConnection:
         raw = self._raw
@@ -177,7 +180,11 @@ class _Outcomes:
             return
         statement = self.statements[outcome]
         try:
-            send_unanswered(self._connection(), statement.numbered, statement.as_text(values))
+            raw = self._connection()
+            if statement.name not in self._prepared:
+                prepare(raw, statement.name, statement.numbered)
+                self._prepared.add(statement.name)
+            send_unanswered(raw, statement.numbered, statement.as_text(values), statement.name)
         except Exception as exc:
             self._started = None
             self._drop()
@@ -236,13 +243,14 @@ class _Outcomes:
         return outcome, values
 
     def _drop(self) -> None:
+        self._prepared.clear()  # gone with the connection
         if self._raw is not None:
             self._raw.invalidate()  # in an unknown state: never back to the pool as it is
             self._raw = None
 
     def close(self) -> None:
-        """The connection back to the pool as the pool gave it (PostgreSQL: the server's own
-        synchronous_commit again, autocommit off)."""
+        """The connection back to the pool as the pool gave it (PostgreSQL: the statements
+        prepared deallocated, the server's own synchronous_commit again, autocommit off)."""
         if self._sent:  # a statement whose answer was never read (the send ended in an error): not reused
             self._sent, self._started = False, None
             self._drop()
@@ -251,6 +259,8 @@ class _Outcomes:
             return
         try:
             if self.postgres:
+                while self._prepared:  # psycopg knows nothing of them: not left on a pooled connection
+                    deallocate(raw, self._prepared.pop())
                 cursor = raw.cursor()
                 cursor.execute("RESET synchronous_commit")
                 cursor.close()
@@ -258,6 +268,7 @@ class _Outcomes:
                 assert driver is not None
                 driver.autocommit = False
         except Exception:  # noqa: BLE001 - a broken connection: not returned to the pool as it is
+            self._prepared.clear()
             raw.invalidate()
         finally:
             raw.close()
