@@ -7,24 +7,30 @@ Message-ID (unique in the outbox), and it is the very `bytes` object that transa
 The drain still reads every row it sends from the database (status, attempts, envelope); it
 takes the body of a row from here when its Message-ID is here (`take`, which forgets it) and
 reads it from the database otherwise: after a restart, for mail written by another process,
-for a body pushed out because the handoff was full.
+for a body not held because the handoff was full.
 
-Bounded: at most `capacity` bytes of bodies, the oldest pushed out first when a new one would
-pass it (a sender that falls behind, or a drain in another process that sent them, costs
-memory up to that bound and no more).
+Bounded: at most `capacity` bytes of bodies. The drain takes them oldest first, so when a new
+body would pass the bound the ones held are kept and the new one is not (the sender, behind the
+writer, finds the next bodies it needs here, and reads back from the database only those that
+came while the handoff was full); only bodies held longer than `stale` seconds (mail this
+process does not send soon: a relay that is down, a drain in another process that sent it) are
+pushed out, oldest first, to make room.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 import weakref
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from sqlalchemy import Engine, event
 from sqlalchemy.orm import Session
 
-# A deadline's results mails are about 29 kB each: some 1,100 of them.
-CAPACITY = 32 * 1024 * 1024
+# A deadline's results mails are about 29 kB each: some 2,300 of them, the sender that far behind
+# the writer.
+CAPACITY = 64 * 1024 * 1024
+STALE = 600.0  # seconds
 
 _PENDING = "flagman_outbox_handoff"  # session.info: the handoff, and the bodies inserted not yet committed
 _LISTENING = "flagman_outbox_handoff_listening"  # session.info: `keep` listens to its commits and rollbacks
@@ -32,11 +38,16 @@ _LISTENING = "flagman_outbox_handoff_listening"  # session.info: `keep` listens 
 
 class Handoff:
     """Bodies by Message-ID, committed and not yet sent by this process, at most `capacity`
-    bytes of them; safe to use from several threads."""
+    bytes of them; safe to use from several threads. `clock` (seconds, monotonic) tells how
+    long a body has been held."""
 
-    def __init__(self, capacity: int = CAPACITY) -> None:
+    def __init__(
+        self, capacity: int = CAPACITY, stale: float = STALE, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.capacity = capacity
-        self._bodies: dict[str, bytes] = {}  # oldest first
+        self.stale = stale
+        self.clock = clock
+        self._bodies: dict[str, tuple[float, bytes]] = {}  # (when put, body), oldest first
         self._size = 0
         self._lock = threading.Lock()
 
@@ -50,27 +61,35 @@ class Handoff:
 
     def put(self, bodies: Iterable[tuple[str, bytes]]) -> None:
         """Hold these committed bodies (Message-ID, body), each in place of any held under its
-        Message-ID, the oldest pushed out as needed; one bigger than `capacity` is not held."""
+        Message-ID, while they fit in `capacity` with those held (bodies held `stale` seconds
+        or more pushed out, oldest first, to make room); one that does not fit is not held."""
         with self._lock:
             held = self._bodies
+            now = self.clock()
             for message_id, data in bodies:
                 before = held.pop(message_id, None)
                 if before is not None:
-                    self._size -= len(before)
-                if len(data) > self.capacity:
-                    continue
+                    self._size -= len(before[1])
                 while held and self._size + len(data) > self.capacity:
-                    self._size -= len(held.pop(next(iter(held))))
-                held[message_id] = data
+                    oldest = next(iter(held))
+                    since, body = held[oldest]
+                    if now - since < self.stale:
+                        break
+                    del held[oldest]
+                    self._size -= len(body)
+                if self._size + len(data) > self.capacity:
+                    continue
+                held[message_id] = (now, data)
                 self._size += len(data)
 
     def take(self, message_id: str) -> bytes | None:
         """The body committed under `message_id`, forgotten here; None when not held."""
         with self._lock:
-            data = self._bodies.pop(message_id, None)
-            if data is not None:
-                self._size -= len(data)
-            return data
+            held = self._bodies.pop(message_id, None)
+            if held is None:
+                return None
+            self._size -= len(held[1])
+            return held[1]
 
 
 _HANDOFFS: weakref.WeakKeyDictionary[Engine, Handoff] = weakref.WeakKeyDictionary()
@@ -115,4 +134,4 @@ def _forget(session: Session) -> None:
     session.info.pop(_PENDING, None)
 
 
-__all__ = ["CAPACITY", "Handoff", "handoff_for", "keep"]
+__all__ = ["CAPACITY", "STALE", "Handoff", "handoff_for", "keep"]

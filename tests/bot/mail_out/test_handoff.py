@@ -117,30 +117,65 @@ def test_a_body_is_taken_once() -> None:
     assert len(handoff) == 1 and handoff.size == 20
 
 
-@given(st.lists(st.tuples(st.integers(0, 9), st.integers(0, 40)), max_size=30), st.integers(0, 60))
-def test_the_handoff_holds_at_most_its_capacity_the_newest_kept(puts: list[tuple[int, int]], capacity: int) -> None:
-    """Whatever is put, the bytes held never pass the capacity; each body held is the last one
-    put under its Message-ID; the last one put is held if it fits on its own."""
-    handoff = Handoff(capacity=capacity)
+@given(
+    st.lists(st.tuples(st.integers(0, 9), st.integers(0, 40), st.sampled_from(["put", "take", "wait"])), max_size=30),
+    st.integers(0, 60),
+)
+def test_the_handoff_holds_at_most_its_capacity_each_body_the_last_put(
+    steps: list[tuple[int, int, str]], capacity: int
+) -> None:
+    """Whatever is put, taken or left to go stale, the bytes held never pass the capacity, and
+    a body taken is the last one put under its Message-ID (never an older one)."""
+    now = [0.0]
+    handoff = Handoff(capacity=capacity, stale=10.0, clock=lambda: now[0])
     last: dict[str, bytes] = {}
-    for n, (key, size) in enumerate(puts):
-        data = bytes([n % 256]) * size
-        handoff.put([(f"<{key}>", data)])
-        last[f"<{key}>"] = data
+    for n, (key, size, step) in enumerate(steps):
+        mid = f"<{key}>"
+        if step == "put":
+            data = bytes([n % 256]) * size
+            handoff.put([(mid, data)])
+            last[mid] = data
+        elif step == "take":
+            got = handoff.take(mid)
+            assert got is None or got == last[mid]
+        else:
+            now[0] += size
         assert handoff.size <= capacity
-    held = {key: got for key in last if (got := handoff.take(key)) is not None}
-    assert all(data == last[key] for key, data in held.items())
-    assert handoff.size == 0 and len(handoff) == 0
-    if puts and puts[-1][1] <= capacity:
-        assert f"<{puts[-1][0]}>" in held
 
 
-def test_the_oldest_body_is_pushed_out_first() -> None:
-    handoff = Handoff(capacity=30)
+def test_when_full_the_bodies_held_are_kept_and_a_new_one_is_not() -> None:
+    """The drain takes the oldest first: those are kept; a new body that does not fit is left
+    to the database, and held once room is made."""
+    handoff = Handoff(capacity=30, stale=10.0, clock=lambda: 0.0)
     handoff.put([("<a>", b"a" * 10), ("<b>", b"b" * 10), ("<c>", b"c" * 10)])
     handoff.put([("<d>", b"d" * 15)])
-    assert handoff.take("<a>") is None and handoff.take("<b>") is None
-    assert handoff.take("<c>") == b"c" * 10 and handoff.take("<d>") == b"d" * 15
+    assert handoff.take("<d>") is None
+    assert handoff.take("<a>") == b"a" * 10 and handoff.take("<b>") == b"b" * 10
+    handoff.put([("<e>", b"e" * 15)])
+    assert handoff.take("<c>") == b"c" * 10 and handoff.take("<e>") == b"e" * 15
+    assert len(handoff) == 0 and handoff.size == 0
+
+
+def test_bodies_held_too_long_are_pushed_out_oldest_first_to_make_room() -> None:
+    now = [0.0]
+    handoff = Handoff(capacity=30, stale=10.0, clock=lambda: now[0])
+    handoff.put([("<a>", b"a" * 10), ("<b>", b"b" * 10)])
+    now[0] = 5.0
+    handoff.put([("<c>", b"c" * 10)])
+    now[0] = 12.0  # <a> and <b> stale, <c> not
+    handoff.put([("<d>", b"d" * 10)])
+    assert handoff.take("<a>") is None  # pushed out for <d>
+    assert handoff.take("<b>") == b"b" * 10  # stale, but not in the way
+    handoff.put([("<e>", b"e" * 25)])  # would need <c> out, which is not stale
+    assert handoff.take("<e>") is None
+    assert handoff.take("<c>") == b"c" * 10 and handoff.take("<d>") == b"d" * 10
+
+
+def test_a_body_bigger_than_the_capacity_is_not_held_nor_the_one_it_replaces() -> None:
+    handoff = Handoff(capacity=10)
+    handoff.put([("<a>", b"a" * 5)])
+    handoff.put([("<a>", b"A" * 11)])
+    assert handoff.take("<a>") is None and handoff.size == 0
 
 
 # -- what a transaction hands over ---------------------------------------------------------------
