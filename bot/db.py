@@ -352,16 +352,51 @@ def among(
         )
 
 
-def send_unanswered(raw: PoolProxiedConnection, sql: bytes, parameters: Sequence[bytes | None]) -> None:
+def send_unanswered(
+    raw: PoolProxiedConnection, sql: bytes, parameters: Sequence[bytes | None], name: bytes | None = None
+) -> None:
     """PostgreSQL (psycopg): send statement `sql` ($1, $2 ... placeholders, each parameter in
     its text form) on the driver connection of `raw`, in autocommit, without waiting for its
-    answer; `read_answer` reads it, and nothing else may use the connection between the two."""
+    answer; `read_answer` reads it, and nothing else may use the connection between the two.
+    With a `name`, the statement `prepare` prepared under it on this connection is run instead
+    (`sql` is then not sent)."""
     import select
 
     pgconn = _pgconn(raw)
-    pgconn.send_query_params(sql, list(parameters))
+    if name is None:
+        pgconn.send_query_params(sql, list(parameters))
+    else:
+        pgconn.send_query_prepared(name, list(parameters))
     while pgconn.flush():  # the statement whole on its way (a few hundred bytes: at once)
         select.select([], [pgconn.socket], [])
+
+
+def prepare(raw: PoolProxiedConnection, name: bytes, sql: bytes) -> None:
+    """PostgreSQL (psycopg): prepare `sql` under `name` on the driver connection of `raw` (one
+    round trip, answered before this returns; an error raised as `read_answer` raises it), for
+    `send_unanswered`. psycopg knows nothing of it: its own statement cache may deallocate every
+    prepared statement of the connection when it runs a ROLLBACK, DROP or ALTER there, so the
+    caller keeps the connection to itself while it uses the name, and `deallocate`s it before
+    the connection goes back to the pool."""
+    import select
+
+    pgconn = _pgconn(raw)
+    pgconn.send_prepare(name, sql)
+    while pgconn.flush():
+        select.select([], [pgconn.socket], [])
+    read_answer(raw)
+
+
+def deallocate(raw: PoolProxiedConnection, name: bytes) -> None:
+    """PostgreSQL (psycopg): the statement `prepare` prepared under `name` on `raw` forgotten
+    by the server (one round trip; an error raised as `read_answer` raises it)."""
+    import select
+
+    pgconn = _pgconn(raw)
+    pgconn.send_query_params(b"DEALLOCATE " + name, [])
+    while pgconn.flush():
+        select.select([], [pgconn.socket], [])
+    read_answer(raw)
 
 
 def _pgconn(raw: PoolProxiedConnection) -> Any:

@@ -10,22 +10,17 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import Any, NamedTuple
 
 from sqlalchemy import Column, Dialect, PoolProxiedConnection, bindparam, select, update
 
 from bot.clock import Clock, as_utc
-from bot.db import Database, read_answer, send_unanswered
+from bot.db import Database, deallocate, prepare, read_answer, send_unanswered
 from bot.faults import NO_FAULTS, CrashPoint, Faults
+from bot.mail_out.handoff import Handoff, handoff_for
 from bot.mail_out.mailer import Mailer, OutgoingMail, SendResult, SendStatus
 from bot.models import Outbox, OutboxBody, OutboxStatus
 from bot.settings import Settings
-
-if TYPE_CHECKING:
-    from sqlalchemy import Row
-
-    _Sending: TypeAlias = Row[int, str, str, str, bytes, int, str]
-    """An outbox row as `drain` reads it: id, message_id, envelope_from, recipient, data, attempts, kind."""
 
 log = logging.getLogger("flagman.mail")
 
@@ -59,9 +54,10 @@ class _Statement:
     the driver's own cursor: each value passed through its column's type as SQLAlchemy would
     (a time as SQLite stores it), without SQLAlchemy's work per execution. On PostgreSQL also
     as libpq takes it (`numbered`: $1, $2 ... in the order of `names`; `as_text`), for an
-    outcome sent without waiting for its answer (`_Outcomes.start`)."""
+    outcome sent without waiting for its answer (`_Outcomes.start`), prepared under `name` on
+    the drain's connection at its first use (parsed and planned once a drain, not every mail)."""
 
-    def __init__(self, dialect: Dialect, columns: tuple[str, ...]) -> None:
+    def __init__(self, dialect: Dialect, columns: tuple[str, ...], outcome: str) -> None:
         statement = update(Outbox).where(Outbox.id == bindparam("outbox_id"))
         compiled = statement.compile(dialect=dialect, column_keys=list(columns))
         self.sql = compiled.string
@@ -75,6 +71,7 @@ class _Statement:
         self.numbered = b""
         if dialect.name == "postgresql" and self.order is None:  # psycopg's %(name)s
             self.numbered = (self.sql % {name: f"${i}" for i, name in enumerate(self.names, 1)}).encode()
+        self.name = f"flagman_outbox_{outcome}".encode()  # prepared under it (`bot.db.send_unanswered`)
 
     def parameters(self, values: dict[str, object]) -> tuple[object, ...] | dict[str, object]:
         processed = {
@@ -133,10 +130,11 @@ class _Outcomes:
         self.counts = {"sent": 0, "retrying": 0, "failed": 0}
         dialect = db.engine.dialect
         self.postgres = dialect.name == "postgresql"
-        self.statements = {outcome: _Statement(dialect, columns) for outcome, columns in _SET_WHEN.items()}
+        self.statements = {outcome: _Statement(dialect, columns, outcome) for outcome, columns in _SET_WHEN.items()}
         self._raw: PoolProxiedConnection | None = None
         self._started: tuple[str, dict[str, object]] | None = None  # (outcome, its columns): not yet finished
         self._sent = False  # PostgreSQL: the started outcome's statement is on its way, its answer not yet read
+        self._prepared: set[bytes] = set()  # PostgreSQL: the statements prepared on `_raw` (deallocated at `close`)
 
     def _connection(self) -> PoolProxiedConnection:
         raw = self._raw
@@ -182,7 +180,11 @@ class _Outcomes:
             return
         statement = self.statements[outcome]
         try:
-            send_unanswered(self._connection(), statement.numbered, statement.as_text(values))
+            raw = self._connection()
+            if statement.name not in self._prepared:
+                prepare(raw, statement.name, statement.numbered)
+                self._prepared.add(statement.name)
+            send_unanswered(raw, statement.numbered, statement.as_text(values), statement.name)
         except Exception as exc:
             self._started = None
             self._drop()
@@ -241,13 +243,14 @@ class _Outcomes:
         return outcome, values
 
     def _drop(self) -> None:
+        self._prepared.clear()  # gone with the connection
         if self._raw is not None:
             self._raw.invalidate()  # in an unknown state: never back to the pool as it is
             self._raw = None
 
     def close(self) -> None:
-        """The connection back to the pool as the pool gave it (PostgreSQL: the server's own
-        synchronous_commit again, autocommit off)."""
+        """The connection back to the pool as the pool gave it (PostgreSQL: the statements
+        prepared deallocated, the server's own synchronous_commit again, autocommit off)."""
         if self._sent:  # a statement whose answer was never read (the send ended in an error): not reused
             self._sent, self._started = False, None
             self._drop()
@@ -256,6 +259,8 @@ class _Outcomes:
             return
         try:
             if self.postgres:
+                while self._prepared:  # psycopg knows nothing of them: not left on a pooled connection
+                    deallocate(raw, self._prepared.pop())
                 cursor = raw.cursor()
                 cursor.execute("RESET synchronous_commit")
                 cursor.close()
@@ -263,6 +268,7 @@ class _Outcomes:
                 assert driver is not None
                 driver.autocommit = False
         except Exception:  # noqa: BLE001 - a broken connection: not returned to the pool as it is
+            self._prepared.clear()
             raw.invalidate()
         finally:
             raw.close()
@@ -271,27 +277,46 @@ class _Outcomes:
         return DrainReport(self.counts["sent"], self.counts["retrying"], self.counts["failed"])
 
 
-def _due(db: Database, now: datetime, batch_size: int) -> list[_Sending]:
+class _Sending(NamedTuple):
+    """An outbox row as `drain` sends it."""
+
+    id: int
+    message_id: str
+    envelope_from: str
+    recipient: str
+    data: bytes
+    attempts: int
+    kind: str
+
+
+def _due(db: Database, now: datetime, batch_size: int, handed: Handoff) -> list[_Sending]:
     """The next pending rows due by `now`, oldest first, at most `batch_size`, each with its
-    body (`OutboxBody`)."""
+    body: the one this process's writer handed over for its Message-ID (`bot.mail_out.handoff`,
+    the bytes that row's transaction committed), else read from `OutboxBody` (in the same
+    snapshot as the rows)."""
     with db.read() as session:
-        return list(
-            session.execute(
-                select(
-                    Outbox.id,
-                    Outbox.message_id,
-                    Outbox.envelope_from,
-                    Outbox.recipient,
-                    OutboxBody.data,
-                    Outbox.attempts,
-                    Outbox.kind,
-                )
-                .join(OutboxBody, OutboxBody.id == Outbox.id)
-                .where(Outbox.status == OutboxStatus.PENDING, Outbox.next_attempt_at <= now)
-                .order_by(Outbox.id)
-                .limit(batch_size)
-            ).all()
-        )
+        rows = session.execute(
+            select(
+                Outbox.id,
+                Outbox.message_id,
+                Outbox.envelope_from,
+                Outbox.recipient,
+                Outbox.attempts,
+                Outbox.kind,
+            )
+            .where(Outbox.status == OutboxStatus.PENDING, Outbox.next_attempt_at <= now)
+            .order_by(Outbox.id)
+            .limit(batch_size)
+        ).all()
+        bodies = {row.id: data for row in rows if (data := handed.take(row.message_id)) is not None}
+        missing = [row.id for row in rows if row.id not in bodies]
+        if missing:
+            found = session.execute(select(OutboxBody.id, OutboxBody.data).where(OutboxBody.id.in_(missing)))
+            bodies.update((body_id, data) for body_id, data in found)
+    return [
+        _Sending(row.id, row.message_id, row.envelope_from, row.recipient, bodies[row.id], row.attempts, row.kind)
+        for row in rows
+    ]
 
 
 def drain(
@@ -319,6 +344,7 @@ def drain(
     one drain.
     """
     outcomes = _Outcomes(db, clock, settings, faults)
+    bodies = handoff_for(db.engine)  # the bodies this process's writers committed, not yet sent
     handed: set[int] = set()  # the rows handed to the mailer: never twice in one drain
     by_message_id: dict[str, _Sending] = {}  # handed, no outcome yet
 
@@ -341,7 +367,7 @@ def drain(
         before has its outcome (asked for by the mailer between two mails)."""
         while limit is None or sum(outcomes.counts.values()) + outcomes.unfinished < limit:
             settle()  # every outcome of the batch before committed before the next is read
-            rows = [r for r in _due(db, clock.now(), settings.outbox.batch_size) if r.id not in handed]
+            rows = [r for r in _due(db, clock.now(), settings.outbox.batch_size, bodies) if r.id not in handed]
             if not rows:
                 return
             handed.update(r.id for r in rows)

@@ -13,6 +13,7 @@ from datetime import datetime
 from sqlalchemy.orm import Session
 
 from bot.db import insert_with_parts
+from bot.mail_out import handoff
 from bot.mail_out.compose import CalendarPart, HtmlBody, Recipient, compose
 from bot.mail_out.lists import ListHeaders
 from bot.mail_out.render import RenderedMail
@@ -121,7 +122,14 @@ def _fit(
 def insert_rows(session: Session, rows: NewRows) -> None:
     """Insert the rows `queue` collected, and forget them: the outbox rows and their bodies
     (`OutboxBody`, under the ids the rows were given, matched by Message-ID) together
-    (`insert_with_parts`: one statement on PostgreSQL, two elsewhere)."""
+    (`insert_with_parts`: one statement on PostgreSQL, two elsewhere); the bodies handed to this
+    process's sender once the transaction commits (`bot.mail_out.handoff`)."""
     if rows:
         insert_with_parts(session, Outbox, OutboxBody, rows, ("data",), "message_id")
+        bodies: list[tuple[str, bytes]] = []
+        for row in rows:
+            message_id, data = row["message_id"], row["data"]
+            assert isinstance(message_id, str) and isinstance(data, bytes)
+            bodies.append((message_id, data))
+        handoff.keep(session, bodies)
         rows.clear()

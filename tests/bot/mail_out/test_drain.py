@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from sqlalchemy import delete, func, select
@@ -19,11 +19,13 @@ from bot.clock import FixedClock
 from bot.db import Database
 from bot.faults import NO_FAULTS, CrashPoint
 from bot.mail_out.drain import DrainReport, OutcomeNotRecorded, _due, _Outcomes, drain
+from bot.mail_out.handoff import Handoff
 from bot.mail_out.mailer import OutgoingMail, SendResult, SendStatus
 from bot.mail_out.smtp import SmtpMailer
 from bot.models import Outbox, OutboxBody, OutboxStatus
 from bot.settings import DatabaseSettings, Settings
 from tests.bot.conftest import make_settings
+from tests.helpers import fresh_database
 from tests.servers import Fault, SmtpSink
 
 if TYPE_CHECKING:
@@ -274,7 +276,7 @@ def _outcomes(db_url: str, tmp_path: Path, mails: int) -> Iterator[tuple[Databas
     try:
         with db.transaction() as session:
             session.add_all([_row(n) for n in range(mails)])
-        rows = _due(db, T0, mails)
+        rows = _due(db, T0, mails, Handoff())
         outcomes = _Outcomes(db, FixedClock(T0), _settings(tmp_path, db_url), NO_FAULTS)
         try:
             yield db, outcomes, rows
@@ -353,3 +355,57 @@ def test_an_outcome_started_and_never_finished_leaves_no_connection_behind(db_ur
         for _ in range(3):  # every connection the pool holds answers its own statements
             with db.read() as session:
                 assert session.execute(select(func.count()).select_from(Outbox)).scalar_one() == 1
+
+
+class _Taking:
+    """A mailer that takes every mail (SENT)."""
+
+    settles = False
+
+    def send(
+        self,
+        mails: Iterable[OutgoingMail],
+        on_result: Callable[[SendResult], None] | None = None,
+        settle: Callable[[], None] | None = None,
+    ) -> list[SendResult]:
+        results = []
+        for mail in mails:  # each result given before the next mail is taken
+            results.append(SendResult(mail.message_id, SendStatus.SENT))
+            if on_result is not None:
+                on_result(results[-1])
+        return results
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_drain_leaves_no_prepared_statement_and_the_next_prepares_its_own(postgres: Any, tmp_path: Path) -> None:
+    """PostgreSQL: the outcomes' statements prepared for a drain are deallocated before its
+    connection goes back to the pool, and a later drain prepares them again, whatever psycopg
+    did meanwhile on that connection (its cache deallocates every prepared statement after a
+    ROLLBACK once it prepared one of its own)."""
+    db_url = fresh_database("postgresql", tmp_path, postgres)
+    db = Database(db_url)
+    settings = _settings(tmp_path, db_url)
+    try:
+        for first in (0, MAILS):
+            with db.transaction() as session:
+                session.add_all([_row(n) for n in range(first, first + MAILS)])
+            assert drain(db, _Taking(), FixedClock(T0), settings).sent == MAILS
+            raws = [db.engine.raw_connection() for _ in range(2)]  # every connection the drain used
+            try:
+                for raw in raws:
+                    driver = raw.driver_connection
+                    assert driver is not None
+                    found = driver.execute("SELECT name FROM pg_prepared_statements WHERE name LIKE 'flagman%'")
+                    assert found.fetchall() == []
+                    for _ in range(6):  # psycopg prepares one of its own, then a ROLLBACK
+                        driver.execute("SELECT count(*) FROM outbox WHERE attempts >= %s", [0]).fetchall()
+                    raw.rollback()
+            finally:
+                for raw in raws:
+                    raw.close()
+        with db.read() as session:
+            assert session.execute(select(func.count()).where(Outbox.status == OutboxStatus.SENT)).scalar_one() == 14
+    finally:
+        db.dispose()
