@@ -65,7 +65,10 @@ def _fits(line: str, width: int) -> bool:
 def _wrap(text: object, width: int = 72, indent: str = "") -> str:
     """Each line of `text` filled to `width`, an indented line going on under itself (at its
     own indent); a line that is a bare link is left whole, on its own line (a link broken in
-    two cannot be tapped), and so is a quoted line."""
+    two cannot be tapped), and so is a quoted line. An `indent` as wide as `width` is refused
+    (ValueError): textwrap, given one, may never end on a line with non-ASCII white space."""
+    if len(indent) >= width:
+        raise ValueError(f"wrap: an indent of {len(indent)} leaves nothing of a width of {width}")
     return _wrapped_text(str(text), width, indent)
 
 

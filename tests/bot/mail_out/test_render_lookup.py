@@ -13,7 +13,7 @@ from typing import Any
 import jinja2
 import jinja2.runtime
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from bot.mail_out.render import Fragments, Renderer, sharing
@@ -205,12 +205,20 @@ _LINE_PARTS = st.sampled_from(["word", "a", "longerword", "x-y", " ", "  ", "\t"
     width=st.integers(min_value=1, max_value=80),
     indent=st.sampled_from(["", " ", "    ", "\t"]),
 )
+@example(text="\xa0 \xa0word", width=2, indent="    ")  # textwrap.fill never ends on it
 def test_the_wrap_filter_gives_what_textwrap_fill_gives_every_line(text: str, width: int, indent: str) -> None:
     """`wrap` hands a line that fits back as it is without textwrap: for any text, width and
-    indent, every line is what textwrap.fill makes of it (a bare link or a quote left whole)."""
+    indent, every line is what textwrap.fill makes of it (a bare link or a quote left whole).
+    An indent as wide as the width is refused, never handed to textwrap (which may loop for
+    ever on it: "\xa0 \xa0word" at width 2 with an indent of four spaces)."""
     import textwrap
 
     from bot.mail_out.render import _wrap
+
+    if len(indent) >= width:
+        with pytest.raises(ValueError):
+            _wrap(text, width, indent)
+        return
 
     def fill(line: str) -> str:
         return textwrap.fill(
