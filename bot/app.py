@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Literal, Self, cast
 
@@ -27,7 +26,7 @@ from bot.mail_in.inbox import Folder, Inbox, MaildirInbox
 from bot.mail_in.parse_worker import InlineParser, MailParser, WorkerParser
 from bot.mail_out.mailer import MaildirMailer, Mailer
 from bot.mail_out.render import Renderer
-from bot.processes import Kept, settle_the_heap
+from bot.processes import Kept
 from bot.service import Service
 from bot.settings import Settings
 from bot.shell import Shell
@@ -341,34 +340,7 @@ def work_out_in_worker(kept: Kept, chunk: Chunk) -> list[WorkedOut]:
     kept.put(shell)
     if chunk.warm:  # made ready ahead (`ProcessTurnWorker.start`): as after a deadline
         shell.renderer.compile_all()
-    _settle(kept, shell)
     return work_out_due(shell, chunk.due)
-
-
-@dataclass(frozen=True, slots=True)
-class _Settled:
-    """What a turn worker held when it last settled its heap (`settle_the_heap`): its Shell,
-    its templates' environment and how many templates that had compiled."""
-
-    shell: Shell
-    env: object
-    templates: int
-
-
-def _settle(kept: Kept, shell: Shell) -> None:
-    """The worker's heap settled (`bot.processes.settle_the_heap`) before a chunk when what it
-    keeps changed since it last was: a new Shell or templates (what was frozen before is looked
-    at again: the old ones' cycles are collected), or templates compiled since (the first
-    chunks of a worker not made ready ahead). A chunk's collections then examine the chunk's
-    own objects, not the worker's modules and templates again."""
-    env = shell.renderer.env
-    cache = env.cache
-    templates = len(cache) if cache is not None else 0
-    last = kept.get(_Settled)
-    if last is not None and last.shell is shell and last.env is env and last.templates == templates:
-        return
-    settle_the_heap(anew=last is not None and (last.shell is not shell or last.env is not env))
-    kept.put(_Settled(shell, env, templates))
 
 
 def _worker_renderer(chunk: Chunk) -> Renderer:

@@ -54,22 +54,6 @@ def tune_the_collector() -> None:
     gc.set_threshold(GC_YOUNG, older, oldest)
 
 
-def settle_the_heap(*, anew: bool = False) -> None:
-    """What the process holds now (its modules, compiled templates, what a worker keeps from
-    one piece of work to the next) left out of the collector's later passes: the garbage
-    collected first, then every object still alive moved to the permanent generation
-    (`gc.freeze`), which no collection examines. Otherwise each collection of the older
-    generations examines all of it again (a turn worker made ready holds about 140,000 such
-    objects) though next to none of it ever becomes garbage. An object frozen is still freed
-    when its last reference goes; one frozen that later becomes part of a cycle is kept until
-    a settle `anew`, which puts everything frozen back under the collector first: the caller
-    asks for it when it dropped what it kept (a worker's Shell or templates replaced)."""
-    if anew:
-        gc.unfreeze()
-    gc.collect()
-    gc.freeze()
-
-
 def _start_worker(owner: int, niceness: int) -> None:
     """In the worker, at its start: the collector tuned as the service's (`tune_the_collector`),
     its priority lowered by `niceness`, and its end as soon as the service that started it is

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import pytest
 
 from bot.daemon.jobs import share_the_interpreter
-from bot.processes import GC_YOUNG, Kept, WorkerFailed, WorkerPool, _start_worker, settle_the_heap
+from bot.processes import GC_YOUNG, Kept, WorkerFailed, WorkerPool, _start_worker
 
 log = logging.getLogger("flagman.test-processes")
 
@@ -190,39 +190,3 @@ def test_workers_and_the_service_examine_young_objects_every_gc_young_allocation
         assert gc.get_threshold() == (GC_YOUNG, *before[1:])
     finally:
         gc.set_threshold(*before)
-
-
-class _Node:
-    """A cycle's member, with a weak reference to tell whether it was freed."""
-
-    def __init__(self) -> None:
-        self.other: _Node | None = None
-
-
-def settling() -> tuple[bool, bool, bool, bool, bool]:
-    """In a worker (the test process's heap is left alone): what `settle_the_heap` does."""
-    import weakref
-
-    garbage, kept = _Node(), _Node()
-    garbage.other, garbage_ref = garbage, weakref.ref(garbage)
-    kept.other, kept_ref = kept, weakref.ref(kept)
-    held = [kept]
-    del garbage, kept
-    settle_the_heap()
-    collected_first = garbage_ref() is None
-    frozen = gc.get_freeze_count() > 0 and not any(o is held for o in gc.get_objects())
-    held.clear()  # the kept cycle is garbage now, frozen
-    settle_the_heap()
-    kept_while_frozen = kept_ref() is not None
-    settle_the_heap(anew=True)
-    collected_anew = kept_ref() is None
-    still_frozen = gc.get_freeze_count() > 0
-    return collected_first, frozen, kept_while_frozen, collected_anew, still_frozen
-
-
-def test_a_settled_heap_collects_its_garbage_then_freezes_the_rest_until_a_settle_anew(pool: WorkerPool) -> None:
-    """`settle_the_heap`: the cyclic garbage is collected, everything alive is frozen (no
-    collection examines it); a cycle among frozen objects that becomes garbage stays until a
-    settle `anew` puts them back under the collector, which then collects it and freezes
-    the rest again."""
-    assert pool.submit(settling).result() == (True, True, True, True, True)

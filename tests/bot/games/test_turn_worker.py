@@ -27,7 +27,6 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from bot import app as composition
 from bot.app import App, build_app, work_out_in_worker
 from bot.commands import registry as powers
 from bot.db import Database
@@ -35,10 +34,9 @@ from bot.dice import SeededEntropy
 from bot.faults import CrashPoint
 from bot.games import deadline, turns, workers
 from bot.games.deadline import Due, WorkedOut
-from bot.games.workers import Chunk, ProcessTurnWorker
+from bot.games.workers import ProcessTurnWorker
 from bot.mail_out.render import Renderer
 from bot.models import Game, OrderSubmission, Outbox, Seat, Turn
-from bot.processes import Kept
 from bot.resources import templates_path
 from bot.settings import DatabaseSettings, ScheduleSettings, Settings
 from bot.shell import Shell
@@ -452,33 +450,3 @@ def test_templates_the_service_reloads_are_the_ones_the_worker_renders(tmp_path:
         }
     assert isinstance(app.turn_worker, ProcessTurnWorker) and app.turn_worker.worker_pids()
     assert edited == {(name, edit) for name in names for edit in (False, True)}
-
-
-def test_the_worker_settles_its_heap_when_what_it_keeps_changes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """`work_out_in_worker` settles the worker's heap (`bot.processes.settle_the_heap`) before a
-    chunk when what it keeps changed since the last settle, and only then: its first chunk; a
-    warm chunk (every template compiled); templates the service reloaded or settings changed,
-    anew (what the worker dropped may sit in frozen cycles); never a chunk after one that
-    changed nothing."""
-    settled: list[bool] = []
-    monkeypatch.setattr(composition, "settle_the_heap", lambda *, anew=False: settled.append(anew))
-    settings = settings_for(tmp_path, fresh_database("sqlite", tmp_path))
-    kept = Kept()
-    chunk = Chunk(settings, templates_path(), 0, FakeClock().now(), [], SeededEntropy(0))
-    try:
-        for step in (
-            chunk,  # the first: settled
-            chunk,  # nothing changed: not settled
-            replace(chunk, reloads=1),  # the service reloaded its templates: settled anew
-            replace(chunk, reloads=1, warm=True),  # every template compiled: settled
-            replace(chunk, reloads=1),  # nothing changed
-            replace(chunk, reloads=1, settings=replace(settings, base_dir=tmp_path / "other")),  # a new Shell: anew
-        ):
-            assert work_out_in_worker(kept, step) == []
-        assert settled == [False, True, False, True]
-    finally:
-        shell = kept.get(Shell)
-        if shell is not None:
-            shell.db.dispose()
