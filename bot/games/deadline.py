@@ -48,7 +48,6 @@ from typing import Protocol
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
-from sqlalchemy.orm.attributes import set_committed_value
 
 from bot import letters, store
 from bot.db import among
@@ -197,21 +196,24 @@ def work_out_due(shell: Shell, due: Due) -> list[WorkedOut]:
         inputs = store.resolution_inputs_of(session, due)
         game_ids = sorted({game_id for game_id, _ in due})
         turn_ids = sorted({turn_id for _, turn_id in due})
-        games = {
-            game.id: game
-            for game in session.scalars(
-                select(Game).where(Game.id.in_(game_ids)).options(selectinload(Game.seats).selectinload(Seat.player))
-            )
+        wanted = set(turn_ids)
+        games = store.games_with_seats(session, game_ids)
+        # A game whose picture needs its history has every turn read ahead, the due one among
+        # them: that one is not read a second time.
+        store.read_ahead_turns(session, [g.id for g in games.values() if needs_history(g.kind)])
+        turn_rows = {
+            turn.id: turn
+            for game_id in games
+            for turn in store.game_turns_read_ahead(session, game_id)
+            if turn.id in wanted
         }
-        for read in games.values():  # a seat's game: the one read with it, no lookup per letter
-            for seat in read.seats:
-                set_committed_value(seat, "game", read)
-        turn_rows = {turn.id: turn for turn in session.scalars(select(Turn).where(Turn.id.in_(turn_ids)))}
+        missing = [turn_id for turn_id in turn_ids if turn_id not in turn_rows]
+        if missing:
+            turn_rows.update((turn.id, turn) for turn in session.scalars(select(Turn).where(Turn.id.in_(missing))))
         subs = store.turns_submissions(session, turn_ids)
         observers.read_ahead(session, game_ids)
         seasons.read_ahead(session, game_ids)
         store.read_ahead_logs(session, game_ids)
-        store.read_ahead_turns(session, [g.id for g in games.values() if needs_history(g.kind)])
         for game_id, turn_id in due:
             game, turn = games.get(game_id), turn_rows.get(turn_id)
             if game is None or turn is None or turn.resolved_at is not None:
