@@ -57,7 +57,7 @@ from bot.games.turns import TurnKey, TurnWrites
 from bot.letters import turn as turn_letters
 from bot.letters.cache import DrawnPictures, LetterCache
 from bot.mail_out import queue as mailout
-from bot.models import Game, Seat, Turn
+from bot.models import Game, GameStatus, Seat, Turn
 from bot.outlook import Outcome
 from bot.pictures import needs_history
 from bot.shell import Shell
@@ -217,8 +217,8 @@ def work_out_due(shell: Shell, due: Due) -> list[WorkedOut]:
         store.read_ahead_logs(session, game_ids)
         for game_id, turn_id in due:
             game, turn = games.get(game_id), turn_rows.get(turn_id)
-            if game is None or turn is None or turn.resolved_at is not None:
-                continue
+            if game is None or turn is None or turn.resolved_at is not None or game.status != GameStatus.ACTIVE:
+                continue  # (a game not active: `turns.is_due` says no before decoding its state)
             state = turns.rules_of(game).load_state(turn.state)  # decoded once for the turn's every step
             if not turns.is_due(
                 session, game, turn, shell.now(), pace=_pace(shell), subs=subs.get(turn_id, {}), state=state
