@@ -26,6 +26,7 @@ from sqlalchemy import (
     union_all,
 )
 from sqlalchemy.orm import Session, contains_eager, selectinload
+from sqlalchemy.orm.attributes import set_committed_value
 
 from bot import dice
 from bot.db import among, model_table
@@ -54,6 +55,36 @@ def find_games(session: Session, names: Iterable[str], *, with_seats: bool = Fal
         for game in session.scalars(query.where(Game.name.in_(wanted[start : start + 500]))):
             found[game.name] = game
     return found
+
+
+def games_with_seats(session: Session, game_ids: Sequence[int]) -> dict[int, Game]:
+    """The games of `game_ids` that exist, each with its seats (by id, as `Game.seats` orders
+    them), every seat with its player and its game loaded: two queries (the games, then their
+    seats joined to their players), 500 games a query, and nothing left to load lazily.
+    Game id -> its game."""
+    wanted = sorted(set(game_ids))
+    games: dict[int, Game] = {}
+    seats: dict[int, list[Seat]] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        for game in session.scalars(select(Game).where(Game.id.in_(chunk))):
+            games[game.id] = game
+            seats[game.id] = []
+        for seat, player in session.execute(
+            select(Seat, Player)
+            .join(Player, Seat.player_id == Player.id)
+            .where(Seat.game_id.in_(chunk))
+            .order_by(Seat.id)
+        ):
+            of = games.get(seat.game_id)
+            if of is None:  # its game went in between (a session that is no snapshot)
+                continue
+            set_committed_value(seat, "player", player)
+            set_committed_value(seat, "game", of)
+            seats[of.id].append(seat)
+    for game_id, game in games.items():
+        set_committed_value(game, "seats", seats[game_id])
+    return games
 
 
 def seats_named(session: Session, wanted: Iterable[tuple[int, str]]) -> dict[tuple[int, str], Seat]:
@@ -129,6 +160,12 @@ def game_turns(session: Session, game: Game) -> list[Turn]:
     if known is not None:
         return known
     return list(session.scalars(select(Turn).where(Turn.game_id == game.id).order_by(Turn.number)))
+
+
+def game_turns_read_ahead(session: Session, game_id: int) -> list[Turn]:
+    """Every turn of game `game_id` by number as `read_ahead_turns` read them in this session;
+    none when it did not read them."""
+    return read_back(session, _HISTORY, game_id, Turn) or []
 
 
 def read_ahead_logs(session: Session, game_ids: Iterable[int]) -> None:

@@ -567,7 +567,8 @@ class Game(Protocol[S, O]):
         and pictures: the game's own `View` subclass, carrying the geometry of its picture.
 
         A player's view adds their private part; `Viewer.PUBLIC` and `Viewer.GM` show nothing
-        private, and no view shows a player's orders that are not yet resolved to anyone else.
+        private (the GM's view equals the public view), and no view shows a player's orders
+        that are not yet resolved to anyone else.
         """
         ...
 

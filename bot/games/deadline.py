@@ -48,7 +48,6 @@ from typing import Protocol
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
-from sqlalchemy.orm.attributes import set_committed_value
 
 from bot import letters, store
 from bot.db import among
@@ -58,10 +57,11 @@ from bot.games.turns import TurnKey, TurnWrites
 from bot.letters import turn as turn_letters
 from bot.letters.cache import DrawnPictures, LetterCache
 from bot.mail_out import queue as mailout
-from bot.models import Game, Seat, Turn
+from bot.models import Game, GameStatus, Seat, Turn
 from bot.outlook import Outcome
 from bot.pictures import needs_history
 from bot.shell import Shell
+from rules.api import GameState
 
 # A turn resolved this long after its closing time was resolved late (the service was down),
 # and the GM is told (`_after_resolutions`). Below it, a tick interval's delay is normal.
@@ -197,29 +197,35 @@ def work_out_due(shell: Shell, due: Due) -> list[WorkedOut]:
         inputs = store.resolution_inputs_of(session, due)
         game_ids = sorted({game_id for game_id, _ in due})
         turn_ids = sorted({turn_id for _, turn_id in due})
-        games = {
-            game.id: game
-            for game in session.scalars(
-                select(Game).where(Game.id.in_(game_ids)).options(selectinload(Game.seats).selectinload(Seat.player))
-            )
+        wanted = set(turn_ids)
+        games = store.games_with_seats(session, game_ids)
+        # A game whose picture needs its history has every turn read ahead, the due one among
+        # them: that one is not read a second time.
+        store.read_ahead_turns(session, [g.id for g in games.values() if needs_history(g.kind)])
+        turn_rows = {
+            turn.id: turn
+            for game_id in games
+            for turn in store.game_turns_read_ahead(session, game_id)
+            if turn.id in wanted
         }
-        for read in games.values():  # a seat's game: the one read with it, no lookup per letter
-            for seat in read.seats:
-                set_committed_value(seat, "game", read)
-        turn_rows = {turn.id: turn for turn in session.scalars(select(Turn).where(Turn.id.in_(turn_ids)))}
+        missing = [turn_id for turn_id in turn_ids if turn_id not in turn_rows]
+        if missing:
+            turn_rows.update((turn.id, turn) for turn in session.scalars(select(Turn).where(Turn.id.in_(missing))))
         subs = store.turns_submissions(session, turn_ids)
         observers.read_ahead(session, game_ids)
         seasons.read_ahead(session, game_ids)
         store.read_ahead_logs(session, game_ids)
-        store.read_ahead_turns(session, [g.id for g in games.values() if needs_history(g.kind)])
         for game_id, turn_id in due:
             game, turn = games.get(game_id), turn_rows.get(turn_id)
-            if game is None or turn is None or turn.resolved_at is not None:
+            if game is None or turn is None or turn.resolved_at is not None or game.status != GameStatus.ACTIVE:
+                continue  # (a game not active: `turns.is_due` says no before decoding its state)
+            state = turns.rules_of(game).load_state(turn.state)  # decoded once for the turn's every step
+            if not turns.is_due(
+                session, game, turn, shell.now(), pace=_pace(shell), subs=subs.get(turn_id, {}), state=state
+            ):
                 continue
-            if not turns.is_due(session, game, turn, shell.now(), pace=_pace(shell), subs=subs.get(turn_id, {})):
-                continue
-            key, closes = TurnKey.of(game, turn), _closes(game, turn)
-            writes, mails, pictures = _worked_out(shell, session, game, turn, subs.get(turn_id, {}))
+            key, closes = TurnKey.of(game, turn), _closes(game, turn, state)
+            writes, mails, pictures = _worked_out(shell, session, game, turn, subs.get(turn_id, {}), state)
             shell.faults.reached(CrashPoint.WORKED_OUT)
             worked.append(WorkedOut(inputs[turn_id], key, closes, writes, mails, pictures))
     return worked
@@ -254,13 +260,14 @@ def _write(shell: Shell, worked: WorkedOut) -> tuple[Resolved, archive.NewTurn] 
 
 
 def _worked_out(
-    shell: Shell, session: Session, game: Game, turn: Turn, subs: store.BySeat
+    shell: Shell, session: Session, game: Game, turn: Turn, subs: store.BySeat, state: GameState | None = None
 ) -> tuple[TurnWrites, mailout.NewRows, DrawnPictures]:
     """Step 3: the due `turn` worked out (`turns.work_out`) and its letters rendered from what
     it says of them (`bot.letters.turn.render`), in `session`, writing nothing; the writes
-    returned no longer hold the letters' plan (what is worked out on a snapshot pickles)."""
+    returned no longer hold the letters' plan (what is worked out on a snapshot pickles). `state`:
+    the turn's state already decoded (else decoded here)."""
     cache = LetterCache()  # the turn's letters share its picture and public report
-    writes = turns.work_out(shell, session, game, turn, cache=cache, subs=subs)
+    writes = turns.work_out(shell, session, game, turn, cache=cache, subs=subs, state=state)
     assert writes.letters is not None
     mails = turn_letters.render(shell, session, game, turn, writes.letters, cache=cache)
     return dataclasses.replace(writes, letters=None), mails, cache.pictures
@@ -270,13 +277,14 @@ def _pace(shell: Shell) -> timedelta:
     return turns.practice_pace(shell.settings.practice)
 
 
-def _closes(game: Game, turn: Turn) -> datetime | None:
-    """When `turn` stops taking orders, if it waits for any (a turn nobody orders in is never late)."""
+def _closes(game: Game, turn: Turn, state: GameState | None = None) -> datetime | None:
+    """When `turn` stops taking orders, if it waits for any (a turn nobody orders in is never late).
+    `state`: the turn's state already decoded (else decoded here)."""
     closing_at = turns.closing_time(game, turn)
     if closing_at is None:
         return None
     rules = turns.rules_of(game)
-    return closing_at if rules.expected_players(rules.load_state(turn.state)) else None
+    return closing_at if rules.expected_players(state if state is not None else rules.load_state(turn.state)) else None
 
 
 def _lateness(closes: datetime | None, now: datetime) -> timedelta | None:

@@ -361,14 +361,23 @@ def soonest_text(shell: Shell, game: Game, turn: Turn, zone: str) -> str | None:
 
 
 def is_due(
-    session: Session, game: Game, turn: Turn, now: datetime, *, pace: timedelta, subs: store.BySeat | None = None
+    session: Session,
+    game: Game,
+    turn: Turn,
+    now: datetime,
+    *,
+    pace: timedelta,
+    subs: store.BySeat | None = None,
+    state: GameState | None = None,
 ) -> bool:
     """Whether `turn` resolves now: past its closing time, or every person's orders in where the
-    game resolves early (a practice turn not before `resolves_from`, `pace` its `practice_pace`)."""
+    game resolves early (a practice turn not before `resolves_from`, `pace` its `practice_pace`).
+    `state`: the turn's state already decoded (else decoded here)."""
     if game.status != GameStatus.ACTIVE:
         return False
     rules = rules_of(game)
-    state = rules.load_state(turn.state)
+    if state is None:
+        state = rules.load_state(turn.state)
     if not rules.expected_players(state):
         return True
     closing = closing_time(game, turn)
@@ -546,16 +555,26 @@ def _filed_for_next(
 
 
 def work_out(
-    shell: Shell, session: Session, game: Game, turn: Turn, *, cache: LetterCache, subs: store.BySeat | None = None
+    shell: Shell,
+    session: Session,
+    game: Game,
+    turn: Turn,
+    *,
+    cache: LetterCache,
+    subs: store.BySeat | None = None,
+    state: GameState | None = None,
 ) -> TurnWrites:
     """Resolve the open turn, writing nothing: what resolving it writes, and what its letters
     say (`TurnWrites.letters`: rendered by the deadline's letters step, `bot.letters.turn`,
-    from this `session` and `cache`). The objects read are changed as the resolution changes them (the mails show
-    the game as it will be), so `session` is either the one that writes them
+    from this `session` and `cache`; `state`: the turn's state already decoded, else decoded
+    here, and kept in `cache` for the letters). The objects read are changed as the resolution
+    changes them (the mails show the game as it will be), so `session` is either the one that writes them
     (`bot.games.deadline.resolve_now`, or the deadline when the snapshot went stale) or a read-only one that is thrown away (`bot.games.deadline.work_out_due`)."""
     now = shell.now()
     rules = rules_of(game)
-    state = rules.load_state(turn.state)
+    if state is None:
+        state = rules.load_state(turn.state)
+    cache.states[turn.id] = state  # the letters' picture starts from it (a game's first turn)
     if subs is None:
         subs = store.turn_submissions(session, turn)
     outcome = compute(session, game, rules, state, turn, subs)

@@ -55,6 +55,9 @@ class LetterCache:
     # Each game's seats' labels (`bot.letters.context.seat_labels`, the templates' ``robots``),
     # by game id: worked out once for the letters of the work, whose seats do not change under it.
     labels: dict[int, Mapping[str, str]] = field(default_factory=dict)
+    # Turns' states (their ``state`` column) decoded, by turn id: the turn worked out's, decoded
+    # once for its resolution and its letters' picture (states are immutable values).
+    states: dict[int, GameState] = field(default_factory=dict)
 
     def labels_of(self, game: Game) -> Mapping[str, str]:
         """`game`'s seats' labels (`bot.letters.context.seat_labels`), worked out on first use."""

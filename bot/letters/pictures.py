@@ -28,18 +28,32 @@ def public_frames(rules: AnyGame, states: list[GameState]) -> tuple[View, ...]:
     return tuple(rules.view(state, None, Viewer.PUBLIC) for state in states)
 
 
-def scene_of(session: Session, game: Game, rules: AnyGame, state: GameState, resolved: Turn | None) -> Scene:
+def scene_of(
+    session: Session,
+    game: Game,
+    rules: AnyGame,
+    state: GameState,
+    resolved: Turn | None,
+    decoded: Mapping[int, GameState] | None = None,
+) -> Scene:
     """The public frames a picture of `state` needs, and the public events of `resolved`.
 
     `state` is the state the mail is about: the state after `resolved` for a results mail,
-    the open turn's state for a turn sheet.
+    the open turn's state for a turn sheet. `decoded`: turns' states already decoded, by turn
+    id (`LetterCache.states`), used instead of decoding their ``state`` column again.
     """
+    known = decoded or {}
+
+    def state_of(turn: Turn) -> GameState:
+        found = known.get(turn.id)
+        return found if found is not None else rules.load_state(turn.state)
+
     events = tuple(resolved.events or ()) if resolved is not None else ()
     if not pictures.needs_history(game.kind):
-        before = [rules.load_state(resolved.state)] if resolved is not None else []
+        before = [state_of(resolved)] if resolved is not None else []
         return Scene(public_frames(rules, [*before, state]), events)
     turns = store.game_turns(session, game)
-    states: list[GameState] = [rules.load_state(turns[0].state)] if turns else []
+    states: list[GameState] = [state_of(turns[0])] if turns else []
     upto = resolved.number if resolved is not None else None
     for turn in turns:
         if turn.state_after is None or (upto is not None and turn.number >= upto):
@@ -68,7 +82,7 @@ def picture_for(
         turn.number if turn is not None else None,
     )
     if key not in drawn:
-        drawn[key] = pictures.draw(game.kind, scene_of(session, game, rules, state, resolved))
+        drawn[key] = pictures.draw(game.kind, scene_of(session, game, rules, state, resolved, cache.states))
     return drawn[key]
 
 

@@ -36,7 +36,7 @@ from bot.outlook import Outcome, timing
 from bot.pictures import draw_options
 from bot.ratings import Change
 from bot.shell import Shell
-from rules.api import AnyGame, GameState, View, Viewer
+from rules.api import AnyGame, GameState, View
 
 
 def _filled_by(outcome: Outcome | None, seat: str) -> str:
@@ -229,10 +229,12 @@ def gm_context(
         if turn is not None
         else []
     )
+    report = public_report(shell.renderer, cache, rules, state, outcome, cache.labels_of(game))
     ctx.update(
         {
-            "view": rules.view(state, outcome.resolution if outcome else None, Viewer.GM),
-            "report": public_report(shell.renderer, cache, rules, state, outcome, cache.labels_of(game)),
+            # The GM's view is the public view (`rules.api.Game.view`): the report's, worked out once.
+            "view": report.view,
+            "report": report,
             "robots": cache.labels_of(game),
             "turn": {
                 "number": turn.number if turn else None,

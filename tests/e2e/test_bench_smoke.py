@@ -278,6 +278,25 @@ def test_the_tick_harness_runs_and_its_mail_hash_is_the_same_every_run(capsys: p
     assert tick.masked(b"Message-ID: <results-0123456789abcdef@x>\nDate: Mon\n") == b"Message-ID: <*@x>\n*\n"
 
 
+def test_the_turns_harness_works_out_the_counted_turns_and_digests_the_same_each_time(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`python -m bench.turns`: the turns past `--warm` are worked out and counted (9 mails a
+    Racecraft turn of 8), and two runs print the same digest of their mails and pictures."""
+    from bench import turns
+
+    lines = []
+    for _ in range(2):
+        assert turns.main(["--games", "3", "--warm", "1"]) == 0
+        lines.append(capsys.readouterr().out.strip().splitlines()[-1])
+    assert (
+        lines[0].startswith("2 turns worked out (after 1 not counted): CPU ") and "; 18 mails and pictures " in lines[0]
+    )
+    assert lines[0].rsplit(" ", 1)[1] == lines[1].rsplit(" ", 1)[1]
+    with pytest.raises(SystemExit):  # nothing left to count
+        turns.main(["--games", "3", "--warm", "3"])
+
+
 def test_a_setting_for_every_benchmark_is_read_as_in_config_toml() -> None:
     """`--set SECTION.KEY=VALUE` (a before/after of a setting on the same servers): the value
     read as TOML, a plain string where it is not TOML; a malformed one refused with the form."""

@@ -427,14 +427,15 @@ def _check_common_fields(view: View) -> None:
 @given(data=st.data())
 def test_views_are_typed_and_a_players_view_adds_only_their_own_part(name: str, data: st.DataObject) -> None:
     """view: the game's typed view for a player, for the GM and for the public, the same class
-    for all; PUBLIC and GM see nothing private; a player's view is the public view plus
-    their private part."""
+    for all; PUBLIC and GM see nothing private, and the same (the GM's copy is given the public
+    view); a player's view is the public view plus their private part."""
     game = find_game(name)
     state, resolution = last(name, data.draw(races(name)))
     public = game.view(state, resolution, Viewer.PUBLIC)
     _check_common_fields(public)
     gm = game.view(state, resolution, Viewer.GM)
     assert type(gm) is type(public) and public.private == () and gm.private == ()
+    assert gm == public
     # A game's view may hold more of a player's own part than `private` (their
     # options this turn), named in its PRIVATE_FIELDS; those are empty in the public view.
     extra = getattr(type(public), "PRIVATE_FIELDS", ())
