@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVarTuple
@@ -123,6 +123,15 @@ def _ping_when_idle(engine: Engine) -> None:
 
 
 _READ_ONLY = "flagman_read_only"
+_ONCE_COMMITTED = "flagman_once_committed"  # session.info: the steps `Database.transaction` runs after its commit
+
+
+def once_committed(session: Session, step: Callable[[], None]) -> None:
+    """Have `Database.transaction` run `step` right after `session`'s transaction commits, in
+    the committing thread (an explicit step of the transaction, not a session hook); never if
+    it rolls back."""
+    session.info.setdefault(_ONCE_COMMITTED, []).append(step)
+
 
 # How long a writer of this process waits for another of its threads to commit before it asks
 # SQLite for the write lock anyway (SQLite's own busy timeout then applies, as it would have).
@@ -169,8 +178,13 @@ class Database:
 
     @contextmanager
     def transaction(self) -> Iterator[Session]:
-        with self.writing(), self.sessions() as session, session.begin():
-            yield session
+        """One unit of work, committed at the end (rolled back on an exception); then, in this
+        thread, the steps its work asked for once it commits (`once_committed`), in order."""
+        with self.writing(), self.sessions() as session:
+            with session.begin():
+                yield session
+            for step in session.info.pop(_ONCE_COMMITTED, ()):
+                step()
 
     @contextmanager
     def read(self) -> Iterator[Session]:

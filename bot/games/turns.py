@@ -50,6 +50,7 @@ from bot.models import (
     Turn,
 )
 from bot.outlook import Outcome
+from bot.ratings import Change
 from bot.schedules import (
     closest_zones,
     find_zone,
@@ -572,11 +573,9 @@ def work_out(
     (`bot.games.deadline.resolve_now`, or the deadline when the snapshot went stale) or a read-only one that is thrown away (`bot.games.deadline.work_out_due`)."""
     now = shell.now()
     rules = rules_of(game)
-    if state is None:
-        state = rules.load_state(turn.state)
+    state = rules.load_state(turn.state) if state is None else state
     cache.states[turn.id] = state  # the letters' picture starts from it (a game's first turn)
-    if subs is None:
-        subs = store.turn_submissions(session, turn)
+    subs = store.turn_submissions(session, turn) if subs is None else subs
     outcome = compute(session, game, rules, state, turn, subs)
     defaults, streaks = _defaults_and_streaks(game, rules, turn, outcome, now)
     new_state = outcome.resolution.state
@@ -600,18 +599,9 @@ def work_out(
     # The GM's copy likewise; the observers' public results are sent as always.
     held_for_next = next_turn is not None and game.status == GameStatus.ACTIVE and not rules.expected_players(new_state)
     before = None if rules.expected_players(state) else _turn_before(session, game, rules, turn)
-    kept = carried_orders.of_turn(turn)
-    recheck = _recheck_carried(rules, game, turn, next_turn, new_state, kept)
-    robot_rows, carried_rows, no_subs = _filed_for_next(rules, game, next_turn, new_state, recheck, now)
-    if kept:
-        resolved["carried"] = None
-        turn.carried = None
+    recheck, robot_rows, carried_rows, no_subs = _carried_over(rules, game, turn, next_turn, new_state, resolved, now)
     season = seasons.for_letters(session, game, rules, new_state, turn, finished=next_turn is None)
-    shown_after = shell.settings.ratings.shown_after
-    changes, rating_writes = (
-        ratings.final_changes(session, game, rules, new_state) if game.status == GameStatus.FINISHED else ([], None)
-    )
-    rated = ratings.changes_shown(changes, game, shown_after)
+    rated, rating_writes = _rated(shell, session, game, rules, new_state)
     letters = TurnLetters(
         rules,
         new_state,
@@ -644,6 +634,37 @@ def work_out(
         recheck,
         rating_writes,
     )
+
+
+def _carried_over(
+    rules: AnyGame,
+    game: Game,
+    turn: Turn,
+    next_turn: Turn | None,
+    new_state: GameState,
+    resolved: dict[str, object],
+    now: datetime,
+) -> tuple[Recheck, list[dict[str, object]], list[dict[str, object]], store.BySeat]:
+    """The orders carried into this turn checked again for the next (`_recheck_carried`), and
+    what is filed for the next turn (`_filed_for_next`); the turn's carried orders cleared, in
+    `resolved` and on `turn`, once used."""
+    kept = carried_orders.of_turn(turn)
+    recheck = _recheck_carried(rules, game, turn, next_turn, new_state, kept)
+    robot_rows, carried_rows, no_subs = _filed_for_next(rules, game, next_turn, new_state, recheck, now)
+    if kept:
+        resolved["carried"] = None
+        turn.carried = None
+    return recheck, robot_rows, carried_rows, no_subs
+
+
+def _rated(
+    shell: Shell, session: Session, game: Game, rules: AnyGame, new_state: GameState
+) -> tuple[dict[int, Change], ratings.RatingWrites | None]:
+    """A finished game's rating changes as its letters show them, and what they write."""
+    changes, rating_writes = (
+        ratings.final_changes(session, game, rules, new_state) if game.status == GameStatus.FINISHED else ([], None)
+    )
+    return ratings.changes_shown(changes, game, shell.settings.ratings.shown_after), rating_writes
 
 
 def _turn_before(session: Session, game: Game, rules: AnyGame, turn: Turn) -> sheets.TurnBefore | None:

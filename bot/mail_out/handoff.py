@@ -24,15 +24,17 @@ import time
 import weakref
 from collections.abc import Callable, Iterable
 
-from sqlalchemy import Engine, event
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session
+
+from bot.db import once_committed
 
 # A deadline's results mails are about 29 kB each: some 2,300 of them, the sender that far behind
 # the writer.
 CAPACITY = 64 * 1024 * 1024
 STALE = 600.0  # seconds
 
-_PENDING = "flagman_outbox_handoff"  # session.info: the handoff, and the bodies inserted not yet committed
+_PENDING = "flagman_outbox_handoff"  # session.info: the bodies inserted, not yet committed
 
 
 class Handoff:
@@ -106,31 +108,20 @@ def handoff_for(engine: Engine) -> Handoff:
 
 def keep(session: Session, bodies: Iterable[tuple[str, bytes]]) -> None:
     """Hand these bodies (Message-ID, body), inserted in `session`'s transaction, to the sender
-    of this process once that transaction commits; nothing if it rolls back. Inserted inside a
+    of this process once that transaction commits (`bot.db.once_committed`: a step of
+    `Database.transaction` after its commit); nothing if it rolls back. Inserted inside a
     SAVEPOINT (which may be rolled back on its own while the transaction commits), they are not
     handed over: the drain reads them from the database."""
     if session.in_nested_transaction():
         return
-    pending: tuple[Handoff, list[tuple[str, bytes]]] | None = session.info.get(_PENDING)
+    pending: list[tuple[str, bytes]] | None = session.info.get(_PENDING)
     if pending is None:
         bind = session.get_bind()
-        pending = session.info[_PENDING] = (handoff_for(bind if isinstance(bind, Engine) else bind.engine), [])
-    pending[1].extend(bodies)
-
-
-# Every session's commit and rollback, listened to once for the process (a listener added to a
-# session of its own costs about 0.1 ms, a turn's write): a dictionary look-up each.
-@event.listens_for(Session, "after_commit")
-def _committed(session: Session) -> None:
-    pending: tuple[Handoff, list[tuple[str, bytes]]] | None = session.info.pop(_PENDING, None)
-    if pending is not None:
-        handoff, bodies = pending
-        handoff.put(bodies)
-
-
-@event.listens_for(Session, "after_rollback")
-def _forget(session: Session) -> None:
-    session.info.pop(_PENDING, None)
+        handoff = handoff_for(bind if isinstance(bind, Engine) else bind.engine)
+        held: list[tuple[str, bytes]] = []
+        session.info[_PENDING] = pending = held
+        once_committed(session, lambda: handoff.put(held))
+    pending.extend(bodies)
 
 
 __all__ = ["CAPACITY", "STALE", "Handoff", "handoff_for", "keep"]

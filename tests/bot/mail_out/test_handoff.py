@@ -194,18 +194,27 @@ def test_bodies_are_handed_over_when_their_transaction_commits(db: Database) -> 
 
 
 @pytest.mark.both_databases
-def test_a_transaction_rolled_back_hands_nothing_over_nor_to_the_next_in_its_session(db: Database) -> None:
+def test_a_transaction_rolled_back_hands_nothing_over_and_the_next_only_its_own(db: Database) -> None:
     handoff = handoff_for(db.engine)
-    with db.sessions() as session:
-        with pytest.raises(RuntimeError), session.begin():
-            insert_rows(session, _rows("r", 2))
-            raise RuntimeError("the turn's write failed")
-        assert len(handoff) == 0
-        rows = _rows("n", 1)
-        bodies = _bodies(rows)
-        with session.begin():
-            insert_rows(session, rows)
+    with pytest.raises(RuntimeError), db.transaction() as session:
+        insert_rows(session, _rows("r", 2))
+        raise RuntimeError("the turn's write failed")
+    assert len(handoff) == 0
+    rows = _rows("n", 1)
+    bodies = _bodies(rows)
+    with db.transaction() as session:
+        insert_rows(session, rows)
     assert len(handoff) == 1 and handoff.take("<n0@flagman.test>") is bodies["<n0@flagman.test>"]
+
+
+@pytest.mark.both_databases
+def test_a_session_committed_outside_a_database_transaction_hands_nothing_over(db: Database) -> None:
+    """The handing over is a step of `Database.transaction` after its commit, not a session
+    hook: a session committed by other means leaves its bodies to the database."""
+    handoff = handoff_for(db.engine)
+    with db.sessions() as session, session.begin():
+        insert_rows(session, _rows("o", 2))
+    assert len(handoff) == 0
 
 
 @pytest.mark.both_databases
