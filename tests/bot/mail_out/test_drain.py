@@ -24,6 +24,7 @@ from bot.mail_out.mailer import OutgoingMail, SendResult, SendStatus
 from bot.mail_out.smtp import SmtpMailer
 from bot.models import Outbox, OutboxBody, OutboxStatus
 from bot.settings import DatabaseSettings, Settings
+from bot.testing import FakeMailer
 from tests.bot.conftest import make_settings
 from tests.helpers import fresh_database
 from tests.servers import Fault, SmtpSink
@@ -357,28 +358,6 @@ def test_an_outcome_started_and_never_finished_leaves_no_connection_behind(db_ur
                 assert session.execute(select(func.count()).select_from(Outbox)).scalar_one() == 1
 
 
-class _Taking:
-    """A mailer that takes every mail (SENT)."""
-
-    settles = False
-
-    def send(
-        self,
-        mails: Iterable[OutgoingMail],
-        on_result: Callable[[SendResult], None] | None = None,
-        settle: Callable[[], None] | None = None,
-    ) -> list[SendResult]:
-        results = []
-        for mail in mails:  # each result given before the next mail is taken
-            results.append(SendResult(mail.message_id, SendStatus.SENT))
-            if on_result is not None:
-                on_result(results[-1])
-        return results
-
-    def close(self) -> None:
-        pass
-
-
 def test_a_drain_leaves_no_prepared_statement_and_the_next_prepares_its_own(postgres: Any, tmp_path: Path) -> None:
     """PostgreSQL: the outcomes' statements prepared for a drain are deallocated before its
     connection goes back to the pool, and a later drain prepares them again, whatever psycopg
@@ -391,7 +370,7 @@ def test_a_drain_leaves_no_prepared_statement_and_the_next_prepares_its_own(post
         for first in (0, MAILS):
             with db.transaction() as session:
                 session.add_all([_row(n) for n in range(first, first + MAILS)])
-            assert drain(db, _Taking(), FixedClock(T0), settings).sent == MAILS
+            assert drain(db, FakeMailer(), FixedClock(T0), settings).sent == MAILS
             raws = [db.engine.raw_connection() for _ in range(2)]  # every connection the drain used
             try:
                 for raw in raws:

@@ -4,7 +4,7 @@ database holds them, and reads from the database what is not handed over."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,10 +19,10 @@ from bot.clock import FixedClock
 from bot.db import Database
 from bot.mail_out.drain import drain
 from bot.mail_out.handoff import Handoff, handoff_for
-from bot.mail_out.mailer import OutgoingMail, SendResult, SendStatus
 from bot.mail_out.queue import NewRows, insert_rows
 from bot.models import Outbox, OutboxBody, OutboxStatus
 from bot.settings import DatabaseSettings
+from bot.testing import FakeMailer
 from tests.bot.conftest import make_settings
 
 T0 = datetime(2026, 12, 7, 5, 0, tzinfo=UTC)
@@ -67,31 +67,9 @@ def db(db_url: str) -> Iterator[Database]:
         database.dispose()
 
 
-class _Recording:
-    """A mailer that takes every mail (SENT) and keeps what it was given."""
-
-    settles = False
-
-    def __init__(self) -> None:
-        self.given: dict[str, bytes] = {}
-
-    def send(
-        self,
-        mails: Iterable[OutgoingMail],
-        on_result: Callable[[SendResult], None] | None = None,
-        settle: Callable[[], None] | None = None,
-    ) -> list[SendResult]:
-        results = []
-        for mail in mails:
-            self.given[mail.message_id] = mail.data
-            result = SendResult(mail.message_id, SendStatus.SENT)
-            results.append(result)
-            if on_result is not None:
-                on_result(result)
-        return results
-
-    def close(self) -> None:
-        pass
+def _given(mailer: FakeMailer) -> dict[str, bytes]:
+    """What the mailer was given to send, by Message-ID."""
+    return {mail.message_id: mail.data for mail in mailer.sent}
 
 
 def _body_reads(db: Database) -> list[str]:
@@ -242,9 +220,9 @@ def test_the_drain_sends_the_bodies_handed_over_without_reading_them_back(
     with db.read() as session:
         stored = dict(session.execute(select(Outbox.message_id, OutboxBody.data).join(OutboxBody)).all())
     reads = _body_reads(db)
-    mailer = _Recording()
+    mailer = FakeMailer()
     assert drain(db, mailer, FixedClock(T0), settings).sent == 7
-    assert mailer.given == stored
+    assert _given(mailer) == stored
     assert reads == []
     assert len(handoff_for(db.engine)) == 0  # each body forgotten once taken
 
@@ -267,15 +245,15 @@ def test_the_drain_reads_from_the_database_the_bodies_not_handed_over(
         assert handoff.take(message_id) is not None  # pushed out
     restarted = Database(db_url)
     try:
-        mailer = _Recording()
+        mailer = FakeMailer()
         reads = _body_reads(restarted)
         assert drain(restarted, mailer, FixedClock(T0), settings, limit=4).sent == 4  # the first batch
-        assert mailer.given == {mid: stored[mid] for mid in sorted(stored)[:4]}
+        assert _given(mailer) == {mid: stored[mid] for mid in sorted(stored)[:4]}
         assert len(reads) == 1  # one read of that batch's bodies: none was handed over in this process
     finally:
         restarted.dispose()
-    mailer = _Recording()
+    mailer = FakeMailer()
     reads = _body_reads(db)
     assert drain(db, mailer, FixedClock(T0), settings).sent == 3
-    assert mailer.given == {mid: stored[mid] for mid in sorted(stored)[4:]}
+    assert _given(mailer) == {mid: stored[mid] for mid in sorted(stored)[4:]}
     assert len(reads) == 1  # <m4> and <m5> read back, <m6> handed over
