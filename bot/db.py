@@ -374,15 +374,13 @@ def send_unanswered(
     answer; `read_answer` reads it, and nothing else may use the connection between the two.
     With a `name`, the statement `prepare` prepared under it on this connection is run instead
     (`sql` is then not sent)."""
-    import select
 
     pgconn = _pgconn(raw)
     if name is None:
         pgconn.send_query_params(sql, list(parameters))
     else:
         pgconn.send_query_prepared(name, list(parameters))
-    while pgconn.flush():  # the statement whole on its way (a few hundred bytes: at once)
-        select.select([], [pgconn.socket], [])
+    _flushed(pgconn)
 
 
 def prepare(raw: PoolProxiedConnection, name: bytes, sql: bytes) -> None:
@@ -392,25 +390,30 @@ def prepare(raw: PoolProxiedConnection, name: bytes, sql: bytes) -> None:
     prepared statement of the connection when it runs a ROLLBACK, DROP or ALTER there, so the
     caller keeps the connection to itself while it uses the name, and `deallocate`s it before
     the connection goes back to the pool."""
-    import select
 
     pgconn = _pgconn(raw)
     pgconn.send_prepare(name, sql)
-    while pgconn.flush():
-        select.select([], [pgconn.socket], [])
+    _flushed(pgconn)
     read_answer(raw)
 
 
 def deallocate(raw: PoolProxiedConnection, name: bytes) -> None:
     """PostgreSQL (psycopg): the statement `prepare` prepared under `name` on `raw` forgotten
     by the server (one round trip; an error raised as `read_answer` raises it)."""
-    import select
 
     pgconn = _pgconn(raw)
     pgconn.send_query_params(b"DEALLOCATE " + name, [])
+    _flushed(pgconn)
+    read_answer(raw)
+
+
+def _flushed(pgconn: Any) -> None:
+    """What libpq holds of the statement just sent written whole to the server (a few hundred
+    bytes: at once), waiting for the socket to take more where it must."""
+    import select
+
     while pgconn.flush():
         select.select([], [pgconn.socket], [])
-    read_answer(raw)
 
 
 def _pgconn(raw: PoolProxiedConnection) -> Any:
