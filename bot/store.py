@@ -59,29 +59,20 @@ def find_games(session: Session, names: Iterable[str], *, with_seats: bool = Fal
 
 def games_with_seats(session: Session, game_ids: Sequence[int]) -> dict[int, Game]:
     """The games of `game_ids` that exist, each with its seats (by id, as `Game.seats` orders
-    them), every seat with its player and its game loaded: two queries (the games, then their
-    seats joined to their players), 500 games a query, and nothing left to load lazily.
+    them), every seat with its player and its game loaded: two queries (`among`: the games,
+    then their seats joined to their players), and nothing left to load lazily.
     Game id -> its game."""
-    wanted = sorted(set(game_ids))
-    games: dict[int, Game] = {}
-    seats: dict[int, list[Seat]] = {}
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        for game in session.scalars(select(Game).where(Game.id.in_(chunk))):
-            games[game.id] = game
-            seats[game.id] = []
-        for seat, player in session.execute(
-            select(Seat, Player)
-            .join(Player, Seat.player_id == Player.id)
-            .where(Seat.game_id.in_(chunk))
-            .order_by(Seat.id)
-        ):
-            of = games.get(seat.game_id)
-            if of is None:  # its game went in between (a session that is no snapshot)
-                continue
-            set_committed_value(seat, "player", player)
-            set_committed_value(seat, "game", of)
-            seats[of.id].append(seat)
+    keys = [(game_id,) for game_id in sorted(set(game_ids))]
+    games: dict[int, Game] = {game.id: game for (game,) in among(session, select(Game), (Game.id,), keys)}
+    seats: dict[int, list[Seat]] = {game_id: [] for game_id in games}
+    query = select(Seat, Player).join(Player, Seat.player_id == Player.id)
+    for seat, player in sorted(among(session, query, (Seat.game_id,), keys), key=lambda row: row[0].id):
+        of = games.get(seat.game_id)
+        if of is None:  # its game went in between (a session that is no snapshot)
+            continue
+        set_committed_value(seat, "player", player)
+        set_committed_value(seat, "game", of)
+        seats[of.id].append(seat)
     for game_id, game in games.items():
         set_committed_value(game, "seats", seats[game_id])
     return games
