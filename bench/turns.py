@@ -6,7 +6,8 @@ Set-up (not timed): as `bench.tick`'s, `--games` Racecraft games of 8 with an or
 every seat, on SQLite in a temporary folder. The due turns are then worked out as the turn
 worker works them out (`bot.games.deadline.work_out_due`, a chunk at a time as
 `deadline.chunked` cuts them, each on a read-only snapshot; nothing is written), in this
-process with its collector tuned as the service's (`share_the_interpreter`): the first
+process with its collector tuned as the service's (`share_the_interpreter`) and every template
+compiled first (`Renderer.compile_all`, as the worker made ready ahead has them): the first
 `--warm` turns not counted (the templates and the SQL compiled, the letters' caches filled
 with a deadline's text, as a worker has them after its first chunks), the rest counted. It
 prints the CPU seconds of the counted turns (`time.process_time`) and a digest of what they
@@ -70,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         try:
             shell = app.shell
+            shell.renderer.compile_all()  # every template, as the worker made ready ahead has them
             with shell.db.read() as session:
                 due = turns.due_ids(session, shell.now(), pace=deadline._pace(shell), early_unread=True)
             if len(due) != args.games:

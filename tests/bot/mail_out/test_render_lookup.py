@@ -267,3 +267,19 @@ def test_compile_all_compiles_every_template_and_leaves_a_broken_one_to_its_firs
     with pytest.raises(jinja2.TemplateSyntaxError):
         renderer.render("broken", {})
     assert Renderer().compile_all() > 100  # the project's own templates all compile
+
+
+def test_every_compiled_template_is_kept_however_many_there_are(tmp_path: Path) -> None:
+    """A renderer keeps every template it compiled for its environment's life: none is dropped
+    and compiled again at its next use, however many there are (the project's own are more than
+    Jinja's default cache of 400)."""
+    (tmp_path / "_common").mkdir()
+    for n in range(450):
+        (tmp_path / "_common" / f"t{n:03}.txt").write_text(f"Subject: {n}\n\n{{{{ {n} }}}}\n")
+    renderer = Renderer(tmp_path)
+    assert renderer.compile_all() == 450
+    assert renderer.env.cache is not None and len(renderer.env.cache) == 450
+    first = renderer.env.get_template("_common/t000.txt")
+    renderer.compile_all()
+    assert renderer.env.get_template("_common/t000.txt") is first
+    assert renderer.render("t000", {}).body.strip() == "0"
