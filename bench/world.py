@@ -74,6 +74,25 @@ class World:
         migrate(url)
         return url
 
+    def kept(self, url: str) -> str:
+        """A copy of the database `url` as it is now (nobody connected to it), for `put_back`:
+        another SQLite file (SQLite's online backup, its write-ahead log included), or another
+        PostgreSQL database made with `url`'s as its template."""
+        if self.db_kind == "sqlite":
+            copy = url + ".kept"
+            _sqlite_copy(url, copy)
+            return copy
+        assert self.postgres is not None
+        return self.postgres.create_database(url.rsplit("/", 1)[1] + "_kept", template=url.rsplit("/", 1)[1])
+
+    def put_back(self, url: str, kept: str) -> None:
+        """The database `url` made again as `kept` holds it (nobody connected to either)."""
+        if self.db_kind == "sqlite":
+            _sqlite_copy(kept, url)
+        else:
+            assert self.postgres is not None
+            self.postgres.create_database(url.rsplit("/", 1)[1], template=kept.rsplit("/", 1)[1])
+
     def mailbox(self, name: str) -> str:
         """A fresh Dovecot user (its own INBOX/Processed/Failed) for the bot or the reference."""
         return self.dovecot.add_user(f"{name}-{next(_serial)}@bench.test", BOT_PASSWORD)
@@ -361,3 +380,17 @@ def started_worker(mode: str, args: dict[str, Any]) -> Iterator[subprocess.Popen
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(10)
+
+
+def _sqlite_copy(source_url: str, target_url: str) -> None:
+    """The SQLite database of `source_url` copied whole over that of `target_url`."""
+    import sqlite3
+
+    prefix = "sqlite:///"
+    assert source_url.startswith(prefix) and target_url.startswith(prefix)
+    source, target = sqlite3.connect(source_url[len(prefix) :]), sqlite3.connect(target_url[len(prefix) :])
+    try:
+        source.backup(target)
+    finally:
+        source.close()
+        target.close()
