@@ -203,8 +203,54 @@ class Database:
             url.database in (None, "", ":memory:") or url.query.get("mode") == "memory"
         )
 
+    def checkpoint(self) -> None:
+        """SQLite: the write-ahead log copied into the database file as far as no reader still
+        needs it (a PASSIVE checkpoint: it waits for no reader and no writer, takes no write
+        lock, and its copying and syncing run outside Python's lock, so this process's other
+        threads go on meanwhile). Nothing elsewhere. The deadline calls it once its turns are
+        written (`bot.games.deadline.run`): the sender's commits never copy them
+        (`without_checkpoints`)."""
+        if self._writers is None or self.in_memory:
+            return
+        raw = self.engine.raw_connection()
+        try:
+            cursor = raw.cursor()
+            cursor.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            cursor.fetchall()
+            cursor.close()
+        finally:
+            raw.close()
+
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+# What SQLite's connections do at a commit that leaves the write-ahead log at this many pages
+# or more: copy it into the database file, in that commit (SQLite's own default).
+AUTOCHECKPOINT_PAGES = 1000
+
+
+def without_checkpoints(raw: PoolProxiedConnection) -> None:
+    """The SQLite connection `raw`'s commits never copy the write-ahead log into the database
+    file (`with_checkpoints` undoes it): a commit of one row then never pays for copying what
+    other commits wrote (a deadline's bodies: tens of megabytes, and a sync of the file) while
+    a mail waits for it."""
+    _autocheckpoint(raw, 0)
+
+
+def with_checkpoints(raw: PoolProxiedConnection) -> None:
+    """The SQLite connection `raw`'s commits copy the log into the database file again when it
+    reaches `AUTOCHECKPOINT_PAGES` pages, as every connection of the bot's does."""
+    _autocheckpoint(raw, AUTOCHECKPOINT_PAGES)
+
+
+def _autocheckpoint(raw: PoolProxiedConnection, pages: int) -> None:
+    cursor = raw.cursor()
+    try:
+        cursor.execute(f"PRAGMA wal_autocheckpoint={int(pages)}")
+        cursor.fetchall()
+    finally:
+        cursor.close()
 
 
 @contextmanager

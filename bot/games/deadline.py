@@ -20,7 +20,9 @@ from the resolutions, then the reminders -- in one function, `run`, in the order
     6 archive   the turn published (`archive.publish`), after the commit
     7 send      `on_resolved()`: the service's sender starts on the turn's mail
     then        `_after_resolutions` (the NMR limits of the games resolved, the GM told of a turn
-                resolved late: one transaction) and `reminders.send_reminders`
+                resolved late: one transaction) and `reminders.send_reminders`; on SQLite the
+                write-ahead log copied into the database file (`Database.checkpoint`), which
+                the sender's commits never do
 
 A turn's resolution and letters are worked out on a snapshot, never in a write transaction (on
 SQLite a snapshot holds no write lock, so the sender's commits never wait for a turn's
@@ -168,6 +170,8 @@ def run(
     if done:
         _after_resolutions(shell, done)
     reminders.send_reminders(shell)
+    if done:  # SQLite: the turns' log copied into the database file, beside the send, not in it
+        shell.db.checkpoint()
     return done
 
 

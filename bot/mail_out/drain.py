@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 from sqlalchemy import Column, Dialect, PoolProxiedConnection, bindparam, select, update
 
 from bot.clock import Clock, as_utc
-from bot.db import Database, deallocate, prepare, read_answer, send_unanswered
+from bot.db import Database, deallocate, prepare, read_answer, send_unanswered, with_checkpoints, without_checkpoints
 from bot.faults import NO_FAULTS, CrashPoint, Faults
 from bot.mail_out.handoff import Handoff, handoff_for
 from bot.mail_out.mailer import Mailer, OutgoingMail, SendResult, SendStatus
@@ -154,6 +154,11 @@ class _Outcomes:
                     cursor = raw.cursor()
                     cursor.execute("SET synchronous_commit = off")
                     cursor.close()
+                else:
+                    # A mail's outcome never copies the log of the turns written meanwhile into
+                    # the database file while the next mail waits (the deadline checkpoints
+                    # once its turns are written: `Database.checkpoint`). Undone at `close`.
+                    without_checkpoints(raw)
             except BaseException:
                 raw.invalidate()
                 raise
@@ -250,7 +255,8 @@ class _Outcomes:
 
     def close(self) -> None:
         """The connection back to the pool as the pool gave it (PostgreSQL: the statements
-        prepared deallocated, the server's own synchronous_commit again, autocommit off)."""
+        prepared deallocated, the server's own synchronous_commit again, autocommit off;
+        SQLite: its commits checkpoint again)."""
         if self._sent:  # a statement whose answer was never read (the send ended in an error): not reused
             self._sent, self._started = False, None
             self._drop()
@@ -267,6 +273,8 @@ class _Outcomes:
                 driver = raw.driver_connection
                 assert driver is not None
                 driver.autocommit = False
+            else:
+                with_checkpoints(raw)
         except Exception:  # noqa: BLE001 - a broken connection: not returned to the pool as it is
             self._prepared.clear()
             raw.invalidate()
