@@ -17,7 +17,10 @@ from bot.db import migrate
 from bot.testing import FakeClock, FakeInbox
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from bot.app import App
+    from bot.models import Outbox
 
 _serial = itertools.count(1)
 
@@ -358,3 +361,22 @@ def with_secret_lines(monkeypatch: pytest.MonkeyPatch, kind: str) -> None:
 
     monkeypatch.setattr(game_type, "view", view)
     monkeypatch.setattr(game_type, "player_view", player_view)
+
+
+def pending_outbox_row(n: int, at: datetime, size: int = 30_000) -> Outbox:
+    """A pending mail numbered `n`, due at `at`, its body `size` bytes."""
+    from bot.models import Outbox, OutboxBody, OutboxStatus
+
+    return Outbox(
+        message_id=f"<w{n}@flagman.test>",
+        kind="notice",
+        recipient=f"p{n}@players.test",
+        envelope_from="bot@flagman.test",
+        subject=f"Mail {n}",
+        body=OutboxBody(data=b"x" * size),
+        status=OutboxStatus.PENDING,
+        attempts=0,
+        next_attempt_at=at,
+        last_error="",
+        created_at=at,
+    )

@@ -9,14 +9,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from sqlalchemy import text
+from sqlalchemy.pool import QueuePool
 
 from bot.clock import FixedClock
 from bot.db import AUTOCHECKPOINT_PAGES, Database, migrate
 from bot.mail_out.drain import drain
-from bot.models import Outbox, OutboxBody, OutboxStatus
 from bot.testing import FakeMailer, TestApp
 from tests.bot import gm_helpers
 from tests.bot.conftest import make_settings
+from tests.helpers import pending_outbox_row
 
 gapp = gm_helpers.gapp
 rc = gm_helpers.rc
@@ -42,22 +43,6 @@ def _log_emptied(db: Database) -> None:
         raw.close()
 
 
-def _pending(n: int) -> Outbox:
-    return Outbox(
-        message_id=f"<c{n}@flagman.test>",
-        kind="notice",
-        recipient=f"p{n}@players.test",
-        envelope_from="bot@flagman.test",
-        subject=f"Mail {n}",
-        body=OutboxBody(data=b"x" * 24_000),
-        status=OutboxStatus.PENDING,
-        attempts=0,
-        next_attempt_at=T0,
-        last_error="",
-        created_at=T0,
-    )
-
-
 def test_a_drain_never_copies_the_log_into_the_database_file_and_a_checkpoint_copies_it(tmp_path: Path) -> None:
     path = tmp_path / "flagman.sqlite"
     url = f"sqlite:///{path}"
@@ -68,7 +53,7 @@ def test_a_drain_never_copies_the_log_into_the_database_file_and_a_checkpoint_co
         mails = 0
         while _log(path)[0] < AUTOCHECKPOINT_PAGES * 0.85:  # the bodies of a deadline, short of a checkpoint
             with db.transaction() as session:
-                session.add_all(_pending(n) for n in range(mails, mails + 10))
+                session.add_all(pending_outbox_row(n, T0) for n in range(mails, mails + 10))
             mails += 10
         frames, copied = _log(path)
         assert copied == 0 and frames < AUTOCHECKPOINT_PAGES, (frames, copied)
@@ -80,7 +65,9 @@ def test_a_drain_never_copies_the_log_into_the_database_file_and_a_checkpoint_co
         # The outcomes took the log past the point where a commit of the bot's copies it: none did.
         assert frames > AUTOCHECKPOINT_PAGES and copied == 0, (frames, copied)
         # The connection the drain kept went back to the pool checkpointing as every other does.
-        conns = [db.engine.raw_connection() for _ in range(db.engine.pool.size())]
+        pool = db.engine.pool
+        assert isinstance(pool, QueuePool)
+        conns = [db.engine.raw_connection() for _ in range(pool.size())]
         try:
             kept = {c.cursor().execute("PRAGMA wal_autocheckpoint").fetchone()[0] for c in conns}
             assert kept == {AUTOCHECKPOINT_PAGES}

@@ -13,26 +13,15 @@ from sqlalchemy import select
 
 from bot import db as db_module
 from bot.db import Database, migrate
-from bot.models import Outbox, OutboxBody, OutboxStatus
+from bot.models import Outbox
+from tests.helpers import pending_outbox_row
 
 T0 = datetime(2026, 12, 6, 20, 0, tzinfo=UTC)
 PATIENCE = 30  # seconds an event is waited for before the test fails (never reached when it passes)
 
 
 def _row(n: int) -> Outbox:
-    return Outbox(
-        message_id=f"<w{n}@flagman.test>",
-        kind="notice",
-        recipient=f"p{n}@players.test",
-        envelope_from="bot@flagman.test",
-        subject=f"Mail {n}",
-        body=OutboxBody(data=b"x" * 30_000),
-        status=OutboxStatus.PENDING,
-        attempts=0,
-        next_attempt_at=T0,
-        last_error="",
-        created_at=T0,
-    )
+    return pending_outbox_row(n, T0)
 
 
 class _Watched:
