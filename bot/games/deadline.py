@@ -42,6 +42,8 @@ the mail or command that asked for it; that caller publishes it after its commit
 from __future__ import annotations
 
 import dataclasses
+import logging
+import sqlite3
 from collections.abc import Callable, Generator, Sequence
 from contextlib import closing
 from dataclasses import dataclass
@@ -64,6 +66,8 @@ from bot.outlook import Outcome
 from bot.pictures import needs_history
 from bot.shell import Shell
 from rules.api import GameState
+
+log = logging.getLogger("flagman.games")
 
 # A turn resolved this long after its closing time was resolved late (the service was down),
 # and the GM is told (`_after_resolutions`). Below it, a tick interval's delay is normal.
@@ -170,9 +174,19 @@ def run(
     if done:
         _after_resolutions(shell, done)
     reminders.send_reminders(shell)
-    if done:  # SQLite: the turns' log copied into the database file, beside the send, not in it
-        shell.db.checkpoint()
+    if done:
+        _checkpoint(shell)
     return done
+
+
+def _checkpoint(shell: Shell) -> None:
+    """SQLite: the log of the turns just written copied into the database file, beside the
+    send rather than in a mail's outcome (`Database.checkpoint`). A checkpoint that fails (a
+    full disk) changes nothing written: it is logged, and a later commit copies the log."""
+    try:
+        shell.db.checkpoint()
+    except sqlite3.Error as exc:
+        log.warning("the deadline's turns are written; their log was not copied into the database file now: %s", exc)
 
 
 def chunked(due: Due, most: int | None = None) -> list[Due]:

@@ -4,10 +4,13 @@ written (`Database.checkpoint`), every other commit of the bot's as SQLite does 
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 import struct
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from sqlalchemy import text
 from sqlalchemy.pool import QueuePool
 
@@ -103,3 +106,18 @@ def test_the_deadline_copies_the_log_of_its_turns_into_the_database_file(rc: Tes
     assert rc.service.tick()  # the first turn resolved, its defaults given
     frames, copied = _log(path)
     assert 0 < frames < AUTOCHECKPOINT_PAGES and copied == frames, (frames, copied)
+
+
+def test_a_checkpoint_that_fails_after_the_deadline_is_logged_and_loses_nothing(
+    rc: TestApp, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def full_disk() -> None:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(rc.db, "checkpoint", full_disk)
+    rc.clock.advance(hours=49)
+    with caplog.at_level(logging.WARNING, logger="flagman.games"):
+        resolved = rc.service.tick()
+    assert resolved  # the turn resolved and its mail queued all the same
+    assert rc.service.send().sent > 0
+    assert any("not copied into the database file now: database or disk is full" in r.message for r in caplog.records)
