@@ -7,8 +7,9 @@ every game, queue 8 results mails and the GM's per game) then `Service.send()` o
 `SmtpMailer` to the SMTP sink (aiosmtpd, no onward delivery).
 Reference: the very bytes the bot sent (same number, same sizes), sent again over one
 smtplib connection. Each side runs `RUNS` times, alternated (the bot's database put back as set
-up before each of its runs), and the median of each side counts. Target: bot total time <= 1.2 x reference (`TARGET`), and <= 1.5 x with
-CPU burners beside both (`TARGET_BURNING`, `python -m bench --burn 1`).
+up before each of its runs), and the median of each side counts. Target: bot total time <= 1.2
+x reference (`TARGET`), and <= 1.5 x with CPU burners beside both (`TARGET_BURNING`, `python -m
+bench --burn 1`).
 """
 
 from __future__ import annotations
