@@ -210,14 +210,11 @@ class Database:
         threads go on meanwhile). Nothing elsewhere. The deadline calls it once its turns are
         written (`bot.games.deadline.run`): the sender's commits never copy them
         (`without_checkpoints`)."""
-        if self._writers is None or self.in_memory:
+        if self.engine.dialect.name != "sqlite" or self.in_memory:
             return
         raw = self.engine.raw_connection()
         try:
-            cursor = raw.cursor()
-            cursor.execute("PRAGMA wal_checkpoint(PASSIVE)")
-            cursor.fetchall()
-            cursor.close()
+            _pragma(raw, "PRAGMA wal_checkpoint(PASSIVE)")
         finally:
             raw.close()
 
@@ -235,19 +232,21 @@ def without_checkpoints(raw: PoolProxiedConnection) -> None:
     file (`with_checkpoints` undoes it): a commit of one row then never pays for copying what
     other commits wrote (a deadline's bodies: tens of megabytes, and a sync of the file) while
     a mail waits for it."""
-    _autocheckpoint(raw, 0)
+    _pragma(raw, "PRAGMA wal_autocheckpoint=0")
 
 
 def with_checkpoints(raw: PoolProxiedConnection) -> None:
     """The SQLite connection `raw`'s commits copy the log into the database file again when it
     reaches `AUTOCHECKPOINT_PAGES` pages, as every connection of the bot's does."""
-    _autocheckpoint(raw, AUTOCHECKPOINT_PAGES)
+    _pragma(raw, f"PRAGMA wal_autocheckpoint={AUTOCHECKPOINT_PAGES}")
 
 
-def _autocheckpoint(raw: PoolProxiedConnection, pages: int) -> None:
+def _pragma(raw: PoolProxiedConnection, statement: str) -> None:
+    """An SQLite PRAGMA run on the driver's connection `raw`, outside any transaction, its
+    answer read."""
     cursor = raw.cursor()
     try:
-        cursor.execute(f"PRAGMA wal_autocheckpoint={int(pages)}")
+        cursor.execute(statement)
         cursor.fetchall()
     finally:
         cursor.close()
@@ -420,7 +419,6 @@ def send_unanswered(
     answer; `read_answer` reads it, and nothing else may use the connection between the two.
     With a `name`, the statement `prepare` prepared under it on this connection is run instead
     (`sql` is then not sent)."""
-
     pgconn = _pgconn(raw)
     if name is None:
         pgconn.send_query_params(sql, list(parameters))
@@ -436,7 +434,6 @@ def prepare(raw: PoolProxiedConnection, name: bytes, sql: bytes) -> None:
     prepared statement of the connection when it runs a ROLLBACK, DROP or ALTER there, so the
     caller keeps the connection to itself while it uses the name, and `deallocate`s it before
     the connection goes back to the pool."""
-
     pgconn = _pgconn(raw)
     pgconn.send_prepare(name, sql)
     _flushed(pgconn)
@@ -446,7 +443,6 @@ def prepare(raw: PoolProxiedConnection, name: bytes, sql: bytes) -> None:
 def deallocate(raw: PoolProxiedConnection, name: bytes) -> None:
     """PostgreSQL (psycopg): the statement `prepare` prepared under `name` on `raw` forgotten
     by the server (one round trip; an error raised as `read_answer` raises it)."""
-
     pgconn = _pgconn(raw)
     pgconn.send_query_params(b"DEALLOCATE " + name, [])
     _flushed(pgconn)
