@@ -83,7 +83,8 @@ class World:
             _sqlite_copy(url, copy)
             return copy
         assert self.postgres is not None
-        return self.postgres.create_database(url.rsplit("/", 1)[1] + "_kept", template=url.rsplit("/", 1)[1])
+        name = _database_name(url)
+        return self.postgres.create_database(name + "_kept", template=name)
 
     def put_back(self, url: str, kept: str) -> None:
         """The database `url` made again as `kept` holds it (nobody connected to either)."""
@@ -91,7 +92,7 @@ class World:
             _sqlite_copy(kept, url)
         else:
             assert self.postgres is not None
-            self.postgres.create_database(url.rsplit("/", 1)[1], template=kept.rsplit("/", 1)[1])
+            self.postgres.create_database(_database_name(url), template=_database_name(kept))
 
     def mailbox(self, name: str) -> str:
         """A fresh Dovecot user (its own INBOX/Processed/Failed) for the bot or the reference."""
@@ -380,6 +381,11 @@ def started_worker(mode: str, args: dict[str, Any]) -> Iterator[subprocess.Popen
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(10)
+
+
+def _database_name(url: str) -> str:
+    """The PostgreSQL database a URL of `Postgres.create_database` names."""
+    return url.rsplit("/", 1)[1]
 
 
 def _sqlite_copy(source_url: str, target_url: str) -> None:
