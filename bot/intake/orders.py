@@ -52,7 +52,6 @@ MAX_SUBJECT_ORDER_LINES = 10
 _REPLY_PREFIX = re.compile(
     r"^\s*(?:(?:re|aw|sv|vs|antw|odp|ynt|res|rif|r)\s*(?:\[\d+\]|\^\d+)?\s*:|\[[^\]]*\])\s*", re.I
 )
-_ORDER_WORD = re.compile(r"\b[A-Z]{2,}\b")
 _REPLY = re.compile(r"^\s*(?:re|aw|sv|vs|antw|odp|ynt|res|rif|r)\s*(?:\[\d+\]|\^\d+)?\s*:", re.I)
 
 
@@ -85,7 +84,9 @@ def _problems_label(problems: Sequence[OrderProblem]) -> str:
 def _left_out(problems: Sequence[OrderProblem], order_help: str) -> list[str]:
     """The lines not understood, as the confirmation names them: "line 2 (PATH)" where the line
     starts with an order word of the game, so that the player sees which order the set lacks."""
-    words = set(_ORDER_WORD.findall(order_help))
+    if not problems:
+        return []
+    words = prose.capital_words(order_help)
     out = []
     for problem in problems:
         first = problem.line.split()[0].upper() if problem.line.split() else ""

@@ -252,7 +252,14 @@ def order_words(order_help: str) -> frozenset[str]:
     """The game's order words: the words its order syntax writes in capitals (one-letter ones
     too: `read` keeps of those only the ones the game takes alone as an order). Read once a
     process for each help text (the last 256): a seat's help is the same mail after mail."""
-    return frozenset(_ORDER_WORD.findall(order_help)) | frozenset(_LETTER.findall(order_help))
+    return capital_words(order_help) | frozenset(_LETTER.findall(order_help))
+
+
+@functools.lru_cache(maxsize=256)
+def capital_words(order_help: str) -> frozenset[str]:
+    """The words of two capitals or more in the game's order help (its order words but the
+    one-letter ones), read once a process for each help text, as `order_words`."""
+    return frozenset(_ORDER_WORD.findall(order_help))
 
 
 def _words(clause: str) -> list[str]:
