@@ -233,14 +233,17 @@ def test_the_benchmarks_run_at_a_tiny_size(tmp_path: Path, capsys: pytest.Captur
     assert ingest["bot"]["fetched"] == ingest["reference"]["fetched"] == 20
     assert ingest["bot"]["outcomes"] == {"applied": 20}
     assert ingest["ratio"] > 0 and "ratio" in ingest["line"]
+    assert "3 runs of each side, alternated" in ingest["line"]
 
     deadline = results["deadline"]
     assert deadline["problems"] == [], deadline["problems"]
-    # Each side ran three times, alternated, the bot from the games as set up each time: the
-    # median run of each counts.
-    for side in ("bot", "reference"):
-        runs = deadline[side]["runs_seconds"]
-        assert len(runs) == 3 and deadline[side]["seconds"] == sorted(runs)[1], (side, runs)
+    # Each side of the ingest and of the deadline ran three times, alternated, the bot from its
+    # database as set up each time (the ingest's mails moved back into each INBOX): the median run
+    # of each counts.
+    for figures in (ingest, deadline):
+        for side in ("bot", "reference"):
+            runs = figures[side]["runs_seconds"]
+            assert len(runs) == 3 and figures[side]["seconds"] == sorted(runs)[1], (figures["benchmark"], side, runs)
     assert deadline["bot"]["resolved"] == 2 and deadline["bot"]["sent"] == deadline["reference"]["sent"] == 18
     # The bot's workers are started before the clock; what the sink did beside each run is read.
     assert deadline["bot"]["worker_started_ahead"] and ingest["bot"]["worker_started_ahead"]
