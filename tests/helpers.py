@@ -43,18 +43,30 @@ _postgres_templates: set[tuple[str, int]] = set()
 POSTGRES_TEMPLATE = "flagman_template"
 
 
+def process_folder(prefix: str) -> Path:
+    """A new folder under the system's temporary one, for what a test process makes once and
+    copies for its tests (a migrated database, a played site), removed when the process ends:
+    a test run leaves none of them behind."""
+    import atexit
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
 def migrated_sqlite(url: str) -> None:
     """The SQLite database of `url` at the head revision: a new (or empty) file is a copy of one
     file migrated once in this process, with the mode `migrate` gives a new file (0600); a file
     with a database in it is migrated as it is."""
     import shutil
     import sqlite3
-    import tempfile
 
     from bot.db import prepare_sqlite_file
 
     if not _sqlite_template:
-        template = Path(tempfile.mkdtemp(prefix="fm-schema-")) / "head.sqlite"
+        template = process_folder("fm-schema-") / "head.sqlite"
         migrate(f"sqlite:///{template}")
         with sqlite3.connect(template) as conn:  # every page in the file itself, none in a -wal
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

@@ -106,3 +106,21 @@ def test_a_copied_postgresql_database_is_what_migrate_makes(tmp_path: Path, post
 
     assert _postgres_content(copied) == _postgres_content(made)
     assert _postgres_content(copied)[3] != ()
+
+
+def test_a_folder_a_test_process_makes_once_is_gone_when_the_process_ends(tmp_path: Path) -> None:
+    """`process_folder` (the migrated database, the played sites the tests copy): a test run
+    leaves none of them in the system's temporary folder."""
+    import subprocess
+    import sys
+
+    made = tmp_path / "made"
+    script = (
+        "import sys; from pathlib import Path; from tests.helpers import process_folder; "
+        "folder = process_folder('fm-test-'); (folder / 'head.sqlite').write_bytes(b'x'); "
+        "Path(sys.argv[1]).write_text(str(folder)); assert folder.is_dir()"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(made)], cwd=Path(__file__).parent.parent, check=False)
+    assert done.returncode == 0
+    folder = Path(made.read_text())
+    assert folder.name.startswith("fm-test-") and not folder.exists()

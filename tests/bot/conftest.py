@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import shutil
 import sqlite3
-import tempfile
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -21,7 +20,7 @@ from bot.settings import BotSettings, DatabaseSettings, Secrets, Settings
 from bot.store import find_game_row
 from bot.testing import FakeClock, FakeInbox, FakeMailer, TestApp
 from tests.compiled_sql import sharing_compiled
-from tests.helpers import fresh_database
+from tests.helpers import fresh_database, process_folder
 
 RACERS = (
     PlayerSpec("kelly", "kelly@example.org", "Kelly", "Europe/London"),
@@ -105,7 +104,7 @@ def _racecraft_copy(url: str) -> FakeMailer:
     """The SQLite database of `url` made a copy of `_start_racecraft`'s, which runs once in this
     process (the clock does not move in it); the mailer holding the turn sheets it sent."""
     if not _racecraft_started:
-        directory = Path(tempfile.mkdtemp(prefix="fm-rc1-"))
+        directory = process_folder("fm-rc1-")
         settings = make_settings(directory)
         started = _test_app(replace(settings, database=DatabaseSettings(url=fresh_database("sqlite", directory))))
         try:

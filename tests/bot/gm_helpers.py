@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import itertools
 import shutil
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -25,7 +24,7 @@ from bot.settings import AuthSettings, BotSettings, RatingSettings
 from bot.store import find_game_row
 from bot.testing import FakeClock, FakeInbox, FakeMailer, TestApp, body_of, plain_mail
 from tests.bot.conftest import BOT, GM, RACERS, make_settings
-from tests.helpers import fake_inbox, migrated, moving_clock
+from tests.helpers import fake_inbox, migrated, moving_clock, process_folder
 
 __all__ = [
     "BOT",
@@ -151,7 +150,7 @@ def _rc_copy(tmp_path: Path) -> TestApp:
     """A copy of `rc1` as `_start_rc` leaves it, started once in this process (as
     `tests.helpers.migrated_sqlite` migrates once) for the many tests that start from it."""
     if not _rc_started:
-        _rc_started.append(played_once(Path(tempfile.mkdtemp(prefix="fm-rc1-")), _start_rc))
+        _rc_started.append(played_once(process_folder("fm-rc1-"), _start_rc))
     return copy_of(_rc_started[0], tmp_path)
 
 

@@ -30,7 +30,7 @@ from bot.models import Game, Outbox, Turn
 from bot.testing import TestApp
 from tests.bot.games.test_claims_property import _used
 from tests.bot.gm_helpers import GM, Played, copy_of, cycle, gm_says, played_once, player_says
-from tests.helpers import moving_clock
+from tests.helpers import moving_clock, process_folder
 from tests.settled import examples
 
 PEOPLE = ("p0", "p1")
@@ -64,7 +64,7 @@ def started(tmp_path: Path, grace_minutes: int, early: bool) -> TestApp:
     this process for each grace and early resolution: each example plays on its own copy."""
     key = (grace_minutes, early)
     if key not in _started:
-        made = Path(tempfile.mkdtemp(prefix="fm-timing-"))
+        made = process_folder("fm-timing-")
         _started[key] = played_once(made, lambda app: _game(app, grace_minutes, early))
     return copy_of(_started[key], tmp_path)
 

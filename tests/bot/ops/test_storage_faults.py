@@ -18,7 +18,6 @@ import shutil
 import sqlite3
 import stat
 import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -28,7 +27,16 @@ from bot.games.turns import PlayerSpec, create_game
 from bot.mail_in.inbox import deliver_to_maildir
 from bot.settings import load_settings
 from bot.testing import plain_mail
-from tests.helpers import Done, SmallDisk, damage_header, damage_pages, flagman_command, flagman_process, init_site
+from tests.helpers import (
+    Done,
+    SmallDisk,
+    damage_header,
+    damage_pages,
+    flagman_command,
+    flagman_process,
+    init_site,
+    process_folder,
+)
 
 ADDRESS = "flagman@disk.test"
 PLAYERS = [PlayerSpec(n, f"{n}@players.test", n.title()) for n in ("kelly", "seb", "steve", "roger", "anna")]
@@ -59,7 +67,7 @@ def make_site(root: Path, *, mails: int = 3) -> Path:
         config = _play_site(root)
     else:
         if not _played:
-            made = Path(tempfile.mkdtemp(prefix="fm-disk-site-")) / "site"
+            made = process_folder("fm-disk-site-") / "site"
             _play_site(made)
             _played.append(made)
         shutil.copytree(_played[0], root)

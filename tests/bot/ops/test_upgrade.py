@@ -22,7 +22,6 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import tempfile
 from email.message import EmailMessage
 from pathlib import Path
 
@@ -43,7 +42,7 @@ from bot.db import (
 from bot.mail_in.inbox import deliver_to_maildir
 from bot.settings import load_settings
 from bot.testing import reply_to
-from tests.helpers import flagman_command, init_site
+from tests.helpers import flagman_command, init_site, process_folder
 from tests.servers import Postgres
 
 REVISIONS = [
@@ -132,7 +131,7 @@ def empty_schema_at(url: str, revision: str) -> None:
         migrate(url, revision)
         return
     if not _empty_at:
-        walk = Path(tempfile.mkdtemp(prefix="fm-revisions-"))
+        walk = process_folder("fm-revisions-")
         for step in EARLIER:
             migrate(f"sqlite:///{walk / 'walk.sqlite'}", step)
             with sqlite3.connect(walk / "walk.sqlite") as conn:  # every page in the file itself
