@@ -46,13 +46,20 @@ POSTGRES_TEMPLATE = "flagman_template"
 def process_folder(prefix: str) -> Path:
     """A new folder under the system's temporary one, for what a test process makes once and
     copies for its tests (a migrated database, a played site), removed when the process ends:
-    a test run leaves none of them behind."""
+    a test run leaves none of them behind. Only the process that made it removes it (a child
+    forked from it, which inherits its exit handlers, leaves it to its parent)."""
     import atexit
     import shutil
     import tempfile
 
     folder = Path(tempfile.mkdtemp(prefix=prefix))
-    atexit.register(shutil.rmtree, folder, True)
+    maker = os.getpid()
+
+    def remove() -> None:
+        if os.getpid() == maker:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    atexit.register(remove)
     return folder
 
 

@@ -124,3 +124,15 @@ def test_a_folder_a_test_process_makes_once_is_gone_when_the_process_ends(tmp_pa
     assert done.returncode == 0
     folder = Path(made.read_text())
     assert folder.name.startswith("fm-test-") and not folder.exists()
+
+    # A child forked from the maker, ending first, leaves the folder to the maker.
+    forked = (
+        "import os, sys; from pathlib import Path; from tests.helpers import process_folder; "
+        "folder = process_folder('fm-test-'); pid = os.fork()\n"
+        "if pid == 0: sys.exit(0)\n"
+        "os.waitpid(pid, 0); Path(sys.argv[1]).write_text(str(folder) + ' ' + str(folder.is_dir()))"
+    )
+    done = subprocess.run([sys.executable, "-c", forked, str(made)], cwd=Path(__file__).parent.parent, check=False)
+    assert done.returncode == 0
+    name, kept = made.read_text().split()
+    assert kept == "True" and not Path(name).exists()
