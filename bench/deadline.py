@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.world import World, load_settings, run_beside, setup_games
+from bench.world import World, load_settings, median_run, run_beside, setup_games
 
 TARGET = 1.2  # the bot's whole deadline against the reference, on a machine otherwise idle
 TARGET_BURNING = 1.5  # the same with CPU burners running beside both (`python -m bench --burn 1`)
@@ -170,10 +170,8 @@ def _measured(
         _last_accepted(refs[-1], accepted)
         arrived_refs.append(len(world.sink.messages))
     world.sink.reset()
-    bot = sorted(bots, key=lambda r: r["seconds"])[len(bots) // 2]
-    bot["runs_seconds"] = [r["seconds"] for r in bots]
-    ref = sorted(refs, key=lambda r: r["seconds"])[len(refs) // 2]
-    ref["runs_seconds"] = [r["seconds"] for r in refs]
+    bot = median_run(bots)
+    ref = median_run(refs)
     ratio = bot["seconds"] / ref["seconds"]
     expected = games * 9
     problems = []

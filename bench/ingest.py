@@ -21,6 +21,7 @@ from bench.world import (
     World,
     deliver_all,
     inbox_count,
+    median_run,
     move_back,
     run_beside,
     setup_games,
@@ -96,10 +97,8 @@ def run(world: World, size: int = 5000, *, profile: Path | None = None) -> dict[
                 },
             )
         )
-    bot = sorted(bots, key=lambda r: r["seconds"])[len(bots) // 2]
-    bot["runs_seconds"] = [r["seconds"] for r in bots]
-    ref = sorted(refs, key=lambda r: r["seconds"])[len(refs) // 2]
-    ref["runs_seconds"] = [r["seconds"] for r in refs]
+    bot = median_run(bots)
+    ref = median_run(refs)
     ref_rate = ref["fetched"] / ref["seconds"]
     bot_rate = bot["fetched"] / bot["seconds"]
     ratio = bot_rate / ref_rate

@@ -383,6 +383,14 @@ def started_worker(mode: str, args: dict[str, Any]) -> Iterator[subprocess.Popen
                 proc.wait(10)
 
 
+def median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The median of a side's timed runs (by `seconds`), which counts, with every run's seconds
+    in their order under ``runs_seconds``."""
+    median = sorted(runs, key=lambda run: run["seconds"])[len(runs) // 2]
+    median["runs_seconds"] = [run["seconds"] for run in runs]
+    return median
+
+
 def _database_name(url: str) -> str:
     """The PostgreSQL database a URL of `Postgres.create_database` names."""
     return url.rsplit("/", 1)[1]
